@@ -1,0 +1,97 @@
+// Package results holds what a backend measured in one run, before any analysis: per-flow
+// and per-port time series, message completions and the emulator's own lateness. Every
+// backend returns a Run; emulator/metrics and the report turn it into summary.json and
+// plots, so sim and netns runs are analysed by the same code.
+package results
+
+import "reef/units"
+
+// Run is the raw outcome of one run.
+type Run struct {
+	// Backend is "sim", "netns" or "docker".
+	Backend string `json:"backend"`
+	// Scenario is the run's scenario name.
+	Scenario string `json:"scenario"`
+	// Duration is the emulated time covered; WallTime what it took.
+	Duration units.Time `json:"duration"`
+	WallTime units.Time `json:"wall_time"`
+	Flows    []Flow     `json:"flows"`
+	Ports    []Port     `json:"ports"`
+}
+
+// Flow is one flow's record.
+type Flow struct {
+	ID    uint32 `json:"id"`
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	Src   string `json:"src"`
+	Dst   string `json:"dst"`
+	CC    string `json:"cc"`
+	// Size is the message size (0 for long-lived flows).
+	Size units.Bytes `json:"size,omitempty"`
+	// Start is when the flow started; Finish when its last byte was acknowledged
+	// (0 if it did not finish).
+	Start  units.Time `json:"start"`
+	Finish units.Time `json:"finish,omitempty"`
+	// Acked is the payload bytes acknowledged by the end of the run.
+	Acked       units.Bytes `json:"acked"`
+	Retransmits int64       `json:"retransmits"`
+	Timeouts    int64       `json:"timeouts"`
+	// Samples is the flow's time series, one per sample interval while it was active.
+	Samples []FlowSample `json:"samples"`
+}
+
+// FlowSample is one sample of a flow's state.
+type FlowSample struct {
+	T units.Time `json:"t"`
+	// Acked is cumulative payload bytes acknowledged at T (goodput is its slope).
+	Acked units.Bytes `json:"acked"`
+	// Cwnd and Rate are the algorithm's window and pacing rate at T.
+	Cwnd units.Bytes `json:"cwnd"`
+	Rate units.Rate  `json:"rate"`
+	// RTT, FabricDelay and MPD are the latest samples at T (0 if none yet).
+	RTT         units.Time `json:"rtt"`
+	FabricDelay units.Time `json:"fabric_delay"`
+	MPD         units.Time `json:"mpd"`
+	// Retransmits is cumulative.
+	Retransmits int64 `json:"retransmits"`
+}
+
+// Port is one switch egress port's record.
+type Port struct {
+	Switch string     `json:"switch"`
+	Port   int        `json:"port"`
+	Name   string     `json:"name"`
+	Peer   string     `json:"peer"`
+	Rate   units.Rate `json:"rate"`
+	// Counters at the end of the run.
+	TxBytes   int64      `json:"tx_bytes"`
+	TxPackets int64      `json:"tx_packets"`
+	Drops     int64      `json:"drops"`
+	Marks     int64      `json:"marks"`
+	PauseTime units.Time `json:"pause_time"`
+	// Samples is the port's time series.
+	Samples []PortSample `json:"samples"`
+	// Lateness is how late the emulator released this port's frames (actual release
+	// minus scheduled release); all zero on sim.
+	Lateness Lateness `json:"lateness"`
+}
+
+// PortSample is one sample of an egress port.
+type PortSample struct {
+	T          units.Time  `json:"t"`
+	QueueBytes units.Bytes `json:"queue_bytes"`
+	QueueDelay units.Time  `json:"queue_delay"`
+	// TxBytes, Drops and Marks are cumulative.
+	TxBytes int64 `json:"tx_bytes"`
+	Drops   int64 `json:"drops"`
+	Marks   int64 `json:"marks"`
+}
+
+// Lateness summarises release lateness over a port's frames.
+type Lateness struct {
+	Count int64      `json:"count"`
+	P50   units.Time `json:"p50"`
+	P99   units.Time `json:"p99"`
+	Max   units.Time `json:"max"`
+}
