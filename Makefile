@@ -1,0 +1,41 @@
+# reef: the two commands of the README are `make run` (the main job: a paper
+# reproduction on the default netns backend) and `make test` (everything CI checks).
+GO          ?= go
+BIN         := bin
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+EXPERIMENT  ?= experiments/poseidon-multihop.yaml
+BACKEND     ?= netns
+
+.PHONY: all build deps run test lint unit bench clean
+
+all: build
+
+# build puts reef and its daemons side by side in bin/ (reef finds switchd and hostd there).
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
+
+deps:
+	./scripts/install-deps.sh
+
+# run reproduces a paper result: brings a lab up, runs the traffic, tears it down, and
+# leaves results/<experiment>-<time>/ with summary.json, plots and report.html.
+run: deps build
+	$(BIN)/reef run $(EXPERIMENT) --backend $(BACKEND)
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# test is what CI runs: install prerequisites, build, lint, then every test with the race
+# detector (integration tests need root; in CI a missing prerequisite fails them).
+test: deps build lint unit
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2x ./...
+
+clean:
+	rm -rf $(BIN)
