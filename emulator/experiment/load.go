@@ -1,0 +1,249 @@
+package experiment
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Experiment is a loaded, validated experiment file with its sweep expanded.
+type Experiment struct {
+	// Path is the file it came from (errors and relative topology paths use it).
+	Path string
+	// Name is the experiment's name.
+	Name string
+	// Points are the runs, one per sweep combination (one when there is no sweep).
+	Points []*Point
+	// Sweep is the sweep as written.
+	Sweep Sweep
+}
+
+// Point is one combination of sweep values and the file as decoded with them.
+type Point struct {
+	// Index is the point's position in the sweep (0-based).
+	Index int
+	// Label is "cc=swift,M=4" ("" without a sweep).
+	Label string
+	// Vars are the sweep values of this point, in sweep order.
+	Vars []Var
+	// File is the experiment decoded with this point's values substituted.
+	File *File
+}
+
+// Var is one variable's value at a point.
+type Var struct {
+	Name  string
+	Value any
+}
+
+// Var returns the value of variable name at the point.
+func (p *Point) Var(name string) (any, bool) {
+	for _, v := range p.Vars {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Load reads, validates and expands the experiment at path.
+func Load(path string) (*Experiment, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Parse is Load on bytes already read; path is used in errors and to resolve relative
+// file names.
+func Parse(path string, src []byte) (*Experiment, error) {
+	// First pass: only the sweep and vars, which say how to substitute the rest.
+	var head struct {
+		Sweep Sweep         `yaml:"sweep"`
+		Vars  yaml.MapSlice `yaml:"vars"`
+	}
+	if err := yaml.Unmarshal(src, &head); err != nil {
+		return nil, posError(path, src, err)
+	}
+	seen := map[string]bool{}
+	for _, v := range head.Sweep {
+		if seen[v.Name] {
+			return nil, fmt.Errorf("%s:%d: sweep.%s: variable swept twice", path, v.Line, v.Name)
+		}
+		seen[v.Name] = true
+		if len(v.Values) == 0 {
+			return nil, fmt.Errorf("%s:%d: sweep.%s: want at least one value", path, v.Line, v.Name)
+		}
+		if !identRe.MatchString(v.Name) {
+			return nil, fmt.Errorf("%s:%d: sweep.%s: variable names are letters, digits and _", path, v.Line, v.Name)
+		}
+		for _, val := range v.Values {
+			switch val.(type) {
+			case string, int, int64, uint64, float64, bool:
+			default:
+				return nil, fmt.Errorf("%s:%d: sweep.%s: values must be scalars, got %T", path, v.Line, v.Name, val)
+			}
+		}
+	}
+	x := &Experiment{Path: path, Sweep: head.Sweep}
+	for i, vars := range expand(head.Sweep) {
+		pt := &Point{Index: i, Vars: vars, Label: label(vars)}
+		env := map[string]any{}
+		for _, kv := range head.Vars {
+			env[fmt.Sprint(kv.Key)] = kv.Value
+		}
+		for _, v := range vars {
+			env[v.Name] = v.Value
+		}
+		text, err := substitute(src, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%w", path, err)
+		}
+		f := new(File)
+		if err := yaml.UnmarshalWithOptions(text, f, strict...); err != nil {
+			return nil, pointErr(pt, posError(path, text, err))
+		}
+		if err := f.validate(path, text, head.Sweep); err != nil {
+			return nil, pointErr(pt, err)
+		}
+		pt.File = f
+		x.Points = append(x.Points, pt)
+	}
+	x.Name = x.Points[0].File.Name
+	return x, nil
+}
+
+func pointErr(pt *Point, err error) error {
+	if pt.Label == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n(at sweep point %s)", err, pt.Label)
+}
+
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expand returns the cartesian product of the sweep, first variable slowest.
+func expand(s Sweep) [][]Var {
+	out := [][]Var{nil}
+	for _, v := range s {
+		var next [][]Var
+		for _, prefix := range out {
+			for _, val := range v.Values {
+				p := append(append([]Var(nil), prefix...), Var{Name: v.Name, Value: val})
+				next = append(next, p)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func label(vars []Var) string {
+	parts := make([]string, len(vars))
+	for i, v := range vars {
+		parts[i] = fmt.Sprintf("%s=%v", v.Name, v.Value)
+	}
+	return strings.Join(parts, ",")
+}
+
+var (
+	placeholderRe = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	quotedRe      = regexp.MustCompile(`"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"|'\$\{([A-Za-z_][A-Za-z0-9_]*)\}'`)
+)
+
+// substitute replaces ${name} placeholders line by line, so line numbers survive. A
+// placeholder that is a whole quoted scalar becomes the value in YAML (keeping its
+// type); one inside a longer string becomes the value's text.
+func substitute(src []byte, env map[string]any) ([]byte, error) {
+	lines := strings.Split(string(src), "\n")
+	inSweep := false
+	for i, ln := range lines {
+		// the sweep section itself is not substituted
+		if len(ln) > 0 && ln[0] != ' ' && ln[0] != '\t' && ln[0] != '#' {
+			inSweep = strings.HasPrefix(ln, "sweep:")
+		}
+		if inSweep || !strings.Contains(ln, "${") {
+			continue
+		}
+		var missing string
+		ln = quotedRe.ReplaceAllStringFunc(ln, func(m string) string {
+			name := m[3 : len(m)-2]
+			v, ok := env[name]
+			if !ok {
+				missing = name
+				return m
+			}
+			b, _ := json.Marshal(v)
+			return string(b)
+		})
+		ln = placeholderRe.ReplaceAllStringFunc(ln, func(m string) string {
+			name := m[2 : len(m)-1]
+			v, ok := env[name]
+			if !ok {
+				missing = name
+				return m
+			}
+			return fmt.Sprint(v)
+		})
+		if missing != "" {
+			known := make([]string, 0, len(env))
+			for k := range env {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("%d: unknown variable ${%s}; defined in vars or sweep: %s", i+1, missing, strings.Join(known, ", "))
+		}
+		lines[i] = ln
+	}
+	return []byte(strings.Join(lines, "\n")), nil
+}
+
+var (
+	yamlPosRe   = regexp.MustCompile(`^\[(\d+):(\d+)\] ([^\n]*)`)
+	quotedValRe = regexp.MustCompile(`"([^"]+)"`)
+)
+
+// posError turns a go-yaml error into "path:line:col: message" followed by the source
+// excerpt. Errors from a value's own parser (units) carry no position; the line of the
+// offending value is then found in the source.
+func posError(path string, src []byte, err error) error {
+	msg := err.Error()
+	if m := yamlPosRe.FindStringSubmatch(msg); m != nil {
+		excerpt := strings.TrimPrefix(yaml.FormatError(err, false, true), m[0])
+		return fmt.Errorf("%s:%s:%s: %s%s", path, m[1], m[2], m[3], strings.TrimRight(excerpt, "\n"))
+	}
+	if m := quotedValRe.FindStringSubmatch(msg); m != nil {
+		tok := regexp.MustCompile(`(?:^|[\s{,:\[])["']?(` + regexp.QuoteMeta(m[1]) + `)["']?(?:$|[\s},\]#])`)
+		for i, ln := range strings.Split(string(src), "\n") {
+			if loc := tok.FindStringSubmatchIndex(ln); loc != nil {
+				idx := loc[2]
+				key := ""
+				if k := strings.LastIndex(ln[:idx], ":"); k >= 0 {
+					f := strings.Fields(strings.Trim(ln[:k], " -{,"))
+					if len(f) > 0 {
+						key = strings.Trim(f[len(f)-1], "{,") + ": "
+					}
+				}
+				return fmt.Errorf("%s:%d: %s%s", path, i+1, key, msg)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// errList gathers validation errors, each already prefixed with path:line.
+type errList []error
+
+func (l *errList) add(path string, line int, format string, args ...any) {
+	*l = append(*l, fmt.Errorf("%s:%s: %s", path, strconv.Itoa(line), fmt.Sprintf(format, args...)))
+}
+
+func (l errList) err() error { return errors.Join(l...) }

@@ -1,0 +1,298 @@
+package experiment
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"reef/cc"
+	"reef/switchd"
+)
+
+// Workload kinds.
+const (
+	WorkloadPoisson  = "poisson"
+	WorkloadIncast   = "incast"
+	WorkloadAllToAll = "all-to-all"
+)
+
+// ExprChecker parses an expectation expression and reports an unknown metric or a
+// syntax error; emulator/expect provides it. Nil skips the check.
+var ExprChecker func(expr string) error
+
+// scale returns τ (1 when absent).
+func (f *File) scale() float64 {
+	if f.TimeScale == nil {
+		return 1
+	}
+	return *f.TimeScale
+}
+
+// validate checks what can be checked without the topology; every problem is reported,
+// each with path:line.
+func (f *File) validate(file string, src []byte, sweep Sweep) error {
+	var errs errList
+	lines := strings.Split(string(src), "\n")
+	if f.Name == "" {
+		errs.add(file, 1, "name: missing; want the experiment's name")
+	} else if strings.ContainsAny(f.Name, "/\\ ") {
+		errs.add(file, 1, "name: %q: want no spaces or slashes (it names the results directory)", f.Name)
+	}
+	if f.Topology.File == "" && f.Topology.Inline == nil {
+		errs.add(file, 1, "topology: missing; want {file: PATH} or an inline topology")
+	}
+	if f.TimeScale != nil && !(*f.TimeScale > 0) {
+		errs.add(file, lineOfKey(lines, "time_scale"), "time_scale: must be > 0, got %g", *f.TimeScale)
+	}
+	if f.Duration <= 0 {
+		errs.add(file, lineOfKey(lines, "duration"), "duration: must be > 0, got %v", f.Duration)
+	}
+	if f.Warmup < 0 || (f.Duration > 0 && f.Warmup >= f.Duration) {
+		errs.add(file, lineOfKey(lines, "warmup"), "warmup: must be in [0, duration=%v), got %v", f.Duration, f.Warmup)
+	}
+	if f.SampleInterval < 0 || (f.Duration > 0 && f.SampleInterval > f.Duration) {
+		errs.add(file, lineOfKey(lines, "sample_interval"), "sample_interval: must be in [0, duration], got %v", f.SampleInterval)
+	}
+	for _, e := range f.Switches {
+		if _, err := path.Match(e.Pattern, ""); err != nil {
+			errs.add(file, e.Line, "switches.%s: bad pattern: %v", e.Pattern, err)
+		}
+		if e.Features.INT != nil {
+			switch e.Features.INT.Mode {
+			case switchd.INTOff, switchd.INTMPD, switchd.INTHPCC, "":
+			default:
+				errs.add(file, e.Line, "switches.%s.int.mode: %q; want off, mpd or hpcc", e.Pattern, e.Features.INT.Mode)
+			}
+		}
+		if e.Features.ECN != nil {
+			switch e.Features.ECN.Mode {
+			case switchd.ECNOff, switchd.ECNStep, switchd.ECNRED, "":
+			default:
+				errs.add(file, e.Line, "switches.%s.ecn.mode: %q; want off, step or red", e.Pattern, e.Features.ECN.Mode)
+			}
+		}
+		if e.Features.LB != nil {
+			switch e.Features.LB.Mode {
+			case switchd.LBECMP, switchd.LBSpray, switchd.LBAdaptive, switchd.LBFlowlet, "":
+			default:
+				errs.add(file, e.Line, "switches.%s.lb.mode: %q; want ecmp, spray, adaptive or flowlet", e.Pattern, e.Features.LB.Mode)
+			}
+		}
+	}
+	names := map[string]int{}
+	for i, fl := range f.Flows {
+		where := fmt.Sprintf("flows[%d]", i)
+		if fl.Name != "" {
+			where = fmt.Sprintf("flows[%d] (%s)", i, fl.Name)
+		}
+		n := fl.count()
+		switch {
+		case fl.Count != nil && *fl.Count < 0:
+			errs.add(file, fl.line, "%s.count: must be ≥ 0, got %d", where, *fl.Count)
+		case fl.Count != nil && fl.Group == "":
+			errs.add(file, fl.line, "%s: count needs a group (flows are named GROUP1..GROUPn)", where)
+		case fl.Count == nil && fl.Name == "":
+			errs.add(file, fl.line, "%s: want a name (or a group with a count)", where)
+		}
+		for _, nm := range fl.names() {
+			if prev, dup := names[nm]; dup {
+				errs.add(file, fl.line, "%s: flow name %q already used on line %d", where, nm, prev)
+			}
+			names[nm] = fl.line
+		}
+		if n > 0 && (fl.Src == "" || fl.Dst == "") {
+			errs.add(file, fl.line, "%s: want both src and dst hosts", where)
+		}
+		if fl.Src != "" && fl.Src == fl.Dst {
+			errs.add(file, fl.line, "%s: src and dst are both %q", where, fl.Src)
+		}
+		if fl.Start < 0 || (fl.Stop != 0 && fl.Stop <= fl.Start) {
+			errs.add(file, fl.line, "%s: want 0 ≤ start < stop, got start %v stop %v", where, fl.Start, fl.Stop)
+		}
+		if fl.Size < 0 {
+			errs.add(file, fl.line, "%s.size: must be ≥ 0, got %v", where, fl.Size)
+		}
+		if _, err := f.params(fl.CC, fl.Params); err != nil {
+			errs.add(file, fl.line, "%s: %v", where, err)
+		}
+	}
+	for i, w := range f.Workloads {
+		where := fmt.Sprintf("workloads[%d] (%s)", i, w.Kind)
+		switch w.Kind {
+		case WorkloadPoisson, WorkloadAllToAll:
+			if !(w.Load > 0 && w.Load <= 1) {
+				errs.add(file, w.line, "%s.load: want a fraction of the NIC rate in (0, 1], got %g", where, w.Load)
+			}
+			if w.CDF == "" && w.Size <= 0 {
+				errs.add(file, w.line, "%s: want a cdf (websearch, hadoop, cachefollower or a file) or a fixed size", where)
+			}
+		case WorkloadIncast:
+			if len(w.Senders) == 0 || (w.Receiver == "" && len(w.Receivers) == 0) {
+				errs.add(file, w.line, "%s: want senders and a receiver (or receivers)", where)
+			}
+			if w.Size <= 0 {
+				errs.add(file, w.line, "%s.size: want the message size each sender sends, got %v", where, w.Size)
+			}
+		default:
+			errs.add(file, w.line, "workloads[%d].kind: %q; want poisson, incast or all-to-all", i, w.Kind)
+		}
+		if w.Start < 0 || (w.Stop != 0 && w.Stop <= w.Start) {
+			errs.add(file, w.line, "%s: want 0 ≤ start < stop, got start %v stop %v", where, w.Start, w.Stop)
+		}
+		if _, err := f.params(w.CC, w.Params); err != nil {
+			errs.add(file, w.line, "%s: %v", where, err)
+		}
+	}
+	for i, ev := range f.Timeline {
+		n := 0
+		if ev.Rate != 0 {
+			n++
+		}
+		if ev.Down {
+			n++
+		}
+		if ev.Up {
+			n++
+		}
+		if n != 1 {
+			errs.add(file, ev.line, "timeline[%d]: want exactly one of rate, down: true, up: true", i)
+		}
+		if ev.Rate < 0 {
+			errs.add(file, ev.line, "timeline[%d].rate: must be > 0, got %v", i, ev.Rate)
+		}
+		if ev.Link == "" {
+			errs.add(file, ev.line, "timeline[%d].link: missing; want \"NODE-NODE\"", i)
+		}
+		if ev.At < 0 || ev.At > f.Duration {
+			errs.add(file, ev.line, "timeline[%d].at: %v is outside the run [0, %v]", i, ev.At, f.Duration)
+		}
+	}
+	enames := map[string]bool{}
+	swept := map[string]bool{}
+	for _, v := range sweep {
+		swept[v.Name] = true
+	}
+	for i, e := range f.Expectations {
+		if e.Name == "" {
+			errs.add(file, e.line, "expectations[%d]: want a name", i)
+		} else if enames[e.Name] {
+			errs.add(file, e.line, "expectations[%d]: name %q used twice", i, e.Name)
+		}
+		enames[e.Name] = true
+		if e.Expr == "" {
+			errs.add(file, e.line, "expectations[%d] (%s).expr: missing", i, e.Name)
+		} else if ExprChecker != nil {
+			if err := ExprChecker(e.Expr); err != nil {
+				errs.add(file, e.line, "expectations[%d] (%s).expr: %v", i, e.Name, err)
+			}
+		}
+		for _, kv := range e.When {
+			if k := fmt.Sprint(kv.Key); !swept[k] {
+				errs.add(file, e.line, "expectations[%d] (%s).when: %q is not a sweep variable", i, e.Name, k)
+			}
+		}
+	}
+	return errs.err()
+}
+
+// lineOfKey finds the line of a top-level key; validation errors about scalar fields use
+// it (the decoder keeps no positions for them).
+func lineOfKey(lines []string, key string) int {
+	for i, ln := range lines {
+		if strings.HasPrefix(ln, key+":") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+// ccName resolves a flow's algorithm (its own, else the defaults').
+func (f *File) ccName(name string) string {
+	if name != "" {
+		return name
+	}
+	return f.Defaults.CC
+}
+
+// params builds the algorithm's parameters for a flow: the algorithm's defaults, then
+// defaults.params when the algorithm is defaults.cc, then defaults.cc_params[name],
+// then the flow's own params, each decoded strictly; then validated. Values stay in
+// paper units (Compile scales them).
+func (f *File) params(name string, own Params) (cc.Params, error) {
+	name = f.ccName(name)
+	if name == "" {
+		return nil, fmt.Errorf("cc: missing; set it on the flow or in defaults.cc")
+	}
+	spec, err := cc.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	p := spec.Defaults()
+	layers := []struct {
+		what string
+		p    Params
+	}{}
+	if name == f.Defaults.CC {
+		layers = append(layers, struct {
+			what string
+			p    Params
+		}{"defaults.params", f.Defaults.Params})
+	}
+	if cp, ok := f.Defaults.CCParams[name]; ok {
+		layers = append(layers, struct {
+			what string
+			p    Params
+		}{"defaults.cc_params." + name, cp})
+	}
+	layers = append(layers, struct {
+		what string
+		p    Params
+	}{"params", own})
+	for _, l := range layers {
+		if l.p.node == nil {
+			continue
+		}
+		if err := yaml.NodeToValue(l.p.node, p, strict...); err != nil {
+			return nil, fmt.Errorf("%s for %s (line %d): %s", l.what, name, lineOf(l.p.node), stripPos(err))
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s parameters: %w", name, err)
+	}
+	return p, nil
+}
+
+func stripPos(err error) string {
+	msg := err.Error()
+	if m := yamlPosRe.FindStringSubmatch(msg); m != nil {
+		return m[3]
+	}
+	return msg
+}
+
+// count is the number of flows a spec makes.
+func (fl *FlowSpec) count() int {
+	if fl.Count == nil {
+		return 1
+	}
+	return *fl.Count
+}
+
+// names are the flow names a spec makes.
+func (fl *FlowSpec) names() []string {
+	if fl.Count == nil {
+		return []string{fl.Name}
+	}
+	out := make([]string, fl.count())
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", fl.Group, i+1)
+	}
+	return out
+}
+
+// expand substitutes {i} in a group's host names.
+func (fl *FlowSpec) host(h string, i int) string {
+	return strings.ReplaceAll(h, "{i}", fmt.Sprint(i))
+}
