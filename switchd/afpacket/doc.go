@@ -1,0 +1,37 @@
+// Package afpacket is the I/O driver of one reef switch on Linux: it moves frames between
+// the switch's veth ports and the sans-I/O pipeline (switchd.Switch, or anything with the
+// node contract's three methods) and releases each frame when the pipeline's computed
+// schedule says it is due.
+//
+// Where it sits in the flow:
+//
+//	veth port ──AF_PACKET TPACKET_V2 RX ring──► Node.Receive(now, port, frame)
+//	                                             Node.Poll(now) ──sendto──► veth port
+//	timerfd armed at Node.NextDeadline() ───────► wakes the loop
+//
+// One datapath goroutine, locked to its OS thread with timer slack 1 ns, owns the node:
+// it waits in a raw epoll over every port's ring, one timerfd (CLOCK_MONOTONIC, absolute)
+// and one eventfd used to stop it. Each wakeup reads the clock once, drains every RX ring
+// into Receive, calls Poll until it returns false and writes each frame out, then re-arms
+// the timerfd at NextDeadline. Nothing on that path allocates.
+//
+// Time is the lab's: a Clock returns CLOCK_MONOTONIC nanoseconds minus an epoch shared by
+// every daemon of a lab (passed on their command lines), so hosts and switches agree on
+// units.Time without talking to each other.
+//
+// # Batches and buffer ownership
+//
+// RX: the mmap'd ring is the batch. Each wakeup walks up to RingFrames frames per port;
+// the frame slice handed to Node.Receive aliases ring memory and is given back to the
+// kernel as soon as Receive returns, so the node must copy what it keeps (the node
+// contract says it does). TX: the frame returned by Node.Poll is valid until the next
+// call on the node; the driver writes it with one write(2) on the port's socket before
+// calling Poll again, and the kernel copies it, so the driver never holds a frame. There
+// is no driver-side TX queue: a write that fails (ENOBUFS when the peer's backlog is
+// full) is counted in TxErrors and the frame is lost, as on a wire.
+//
+// # Limitations
+//
+// Linux only, root (CAP_NET_RAW). One write(2) per frame (no PACKET_TX_RING/sendmmsg yet).
+// Frames longer than the ring's frame slot are counted in RxTruncated and dropped.
+package afpacket

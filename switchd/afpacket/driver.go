@@ -1,0 +1,247 @@
+package afpacket
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"reef/units"
+)
+
+// Out is one frame the node releases: the port to send it on, its bytes (valid until the
+// next call on the node) and the time it was due. It mirrors switchd.Out field for field,
+// so a switchd.Out converts with Out(o).
+type Out struct {
+	Port  int
+	Frame []byte
+	Due   units.Time
+}
+
+// Node is the sans-I/O side of the node contract (see the reef brief): switchd.Switch
+// satisfies it through a one-line adapter converting its Out.
+type Node interface {
+	// Receive hands the node a frame that arrived on port at now; the node copies
+	// what it keeps.
+	Receive(now units.Time, port int, frame []byte)
+	// NextDeadline is the earliest time Poll may return a frame (units.Never: idle).
+	NextDeadline() units.Time
+	// Poll returns the next frame due at or before now.
+	Poll(now units.Time) (Out, bool)
+}
+
+// Config configures a Driver.
+type Config struct {
+	// Ports are the interface names, in the node's port order.
+	Ports []string
+	// Port sizes the rings and picks socket options (MTU 0: the interface's own).
+	Port PortOptions
+	// Clock is the lab's clock.
+	Clock *Clock
+	// Tick, when > 0, is how often (lab time) OnTick is called on the datapath thread,
+	// where it may read the node (for example to snapshot its Stats).
+	Tick   units.Time
+	OnTick func(now units.Time, st *Stats)
+}
+
+// Stats are the driver's own counters (the node keeps the pipeline's).
+type Stats struct {
+	Ports []PortStats `json:"ports"`
+	// Wakeups counts loop iterations; TimerWakes those the timerfd caused.
+	Wakeups    uint64 `json:"wakeups"`
+	TimerWakes uint64 `json:"timer_wakes"`
+	// WakeLate is a histogram of how late timer wakeups were (now − armed deadline):
+	// bucket i counts lateness in [2^i, 2^(i+1)) µs, bucket 0 also < 1 µs.
+	WakeLate [16]uint64 `json:"wake_late_us_log2"`
+	// WakeLateMax is the largest timer lateness seen.
+	WakeLateMax units.Time `json:"wake_late_max"`
+}
+
+// A Driver moves frames between a node and its ports; see the package doc.
+type Driver struct {
+	cfg   Config
+	node  Node
+	ports []*Port
+	stats Stats
+}
+
+// Open opens every port of cfg (in the calling thread's network namespace) for node.
+func Open(node Node, cfg Config) (*Driver, error) {
+	if cfg.Clock == nil {
+		return nil, errors.New("afpacket: no clock")
+	}
+	d := &Driver{cfg: cfg, node: node}
+	for _, name := range cfg.Ports {
+		p, err := OpenPort(name, cfg.Port)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.ports = append(d.ports, p)
+	}
+	d.stats.Ports = make([]PortStats, len(d.ports))
+	return d, nil
+}
+
+// Close closes every port. Call it after Run returns.
+func (d *Driver) Close() error {
+	var errs []error
+	for _, p := range d.ports {
+		errs = append(errs, p.Close())
+	}
+	d.ports = nil
+	return errors.Join(errs...)
+}
+
+// Stats returns a snapshot of the driver's counters. Call it only when Run is not
+// running (after it returned), or from OnTick.
+func (d *Driver) Stats() Stats {
+	d.snapshot()
+	s := d.stats
+	s.Ports = append([]PortStats(nil), d.stats.Ports...)
+	return s
+}
+
+func (d *Driver) snapshot() {
+	for i, p := range d.ports {
+		p.pollRingDrops()
+		d.stats.Ports[i] = p.stats()
+	}
+}
+
+const (
+	tagTimer = -1
+	tagStop  = -2
+)
+
+// Run drives the node until ctx is done. It locks the calling goroutine to its OS thread
+// for the duration and sets the thread's timer slack to 1 ns.
+func (d *Driver) Run(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("afpacket: timer slack: %w", err)
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("afpacket: epoll: %w", err)
+	}
+	defer unix.Close(ep)
+	tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("afpacket: timerfd: %w", err)
+	}
+	defer unix.Close(tfd)
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("afpacket: eventfd: %w", err)
+	}
+	defer unix.Close(efd)
+	add := func(fd int, tag int32) error {
+		return unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: tag})
+	}
+	for i, p := range d.ports {
+		if err := add(p.fd, int32(i)); err != nil {
+			return fmt.Errorf("afpacket: epoll add %s: %w", p.Name, err)
+		}
+	}
+	if err := add(tfd, tagTimer); err != nil {
+		return fmt.Errorf("afpacket: epoll add timerfd: %w", err)
+	}
+	if err := add(efd, tagStop); err != nil {
+		return fmt.Errorf("afpacket: epoll add eventfd: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		_, _ = unix.Write(efd, one[:])
+	})
+	defer stop()
+
+	var (
+		evs      = make([]unix.EpollEvent, len(d.ports)+2)
+		buf8     [8]byte
+		armed    = units.Never // deadline the timerfd is armed at
+		nextTick = units.Never
+		epoch    = d.cfg.Clock.Epoch()
+		perWake  = 0
+	)
+	for _, p := range d.ports {
+		perWake = max(perWake, p.frames)
+	}
+	if d.cfg.Tick > 0 && d.cfg.OnTick != nil {
+		nextTick = d.cfg.Clock.Now() + d.cfg.Tick
+	}
+	for {
+		n, err := unix.EpollWait(ep, evs, -1)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("afpacket: epoll_wait: %w", err)
+		}
+		now := d.cfg.Clock.Now()
+		d.stats.Wakeups++
+		for _, ev := range evs[:max(n, 0)] {
+			switch ev.Fd {
+			case tagStop:
+				return ctx.Err()
+			case tagTimer:
+				_, _ = unix.Read(tfd, buf8[:])
+				if armed != units.Never {
+					d.stats.TimerWakes++
+					d.recordLate(now - armed)
+				}
+				armed = units.Never
+			}
+		}
+		for i, p := range d.ports {
+			p.Drain(now, d.node, i, perWake)
+		}
+		for range 4 {
+			for {
+				o, ok := d.node.Poll(now)
+				if !ok {
+					break
+				}
+				if o.Port >= 0 && o.Port < len(d.ports) {
+					_ = d.ports[o.Port].Write(o.Frame) // failures are counted per port
+				}
+			}
+			if d.node.NextDeadline() > now {
+				break
+			}
+			now = d.cfg.Clock.Now()
+		}
+		if now >= nextTick {
+			d.snapshot()
+			d.cfg.OnTick(now, &d.stats)
+			nextTick = now + d.cfg.Tick
+		}
+		next := min(d.node.NextDeadline(), nextTick)
+		if next != armed {
+			var its unix.ItimerSpec
+			if next != units.Never {
+				its.Value = unix.NsecToTimespec(epoch + int64(max(next, 1)))
+			}
+			if err := unix.TimerfdSettime(tfd, unix.TFD_TIMER_ABSTIME, &its, nil); err != nil {
+				return fmt.Errorf("afpacket: timerfd_settime: %w", err)
+			}
+			armed = next
+		}
+	}
+}
+
+func (d *Driver) recordLate(late units.Time) {
+	if late < 0 {
+		late = 0
+	}
+	d.stats.WakeLateMax = max(d.stats.WakeLateMax, late)
+	us := uint64(late / units.Microsecond)
+	b := 0
+	for us > 1 && b < len(d.stats.WakeLate)-1 {
+		us >>= 1
+		b++
+	}
+	d.stats.WakeLate[b]++
+}

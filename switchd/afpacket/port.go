@@ -1,0 +1,210 @@
+package afpacket
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"reef/units"
+)
+
+// ringMacOffset is where the kernel puts a frame's first byte inside a TPACKET_V2 slot:
+// TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - ETH_HLEN = 80 - 14.
+const ringMacOffset = 80 - 14
+
+// Port is one switch port: an AF_PACKET socket bound to the interface, with a TPACKET_V2
+// RX ring, used for both receiving (the ring) and sending (write(2)). It is not safe for
+// concurrent use; the driver's datapath goroutine owns it.
+type Port struct {
+	// Name is the interface name, Index its ifindex.
+	Name  string
+	Index int
+
+	fd        int
+	ring      []byte
+	frameSize int
+	frames    int
+	next      int // next ring slot to look at
+
+	// Counters, owned by the datapath goroutine.
+	rxFrames, rxBytes, rxTruncated, rxCsumPartial uint64
+	txFrames, txBytes, txErrors                   uint64
+	ringDrops                                     uint64
+}
+
+// PortOptions size a port's ring and pick its socket options.
+type PortOptions struct {
+	// MTU is the largest IP packet the port carries; slots hold MTU+18 bytes.
+	MTU int
+	// RingFrames is the number of RX ring slots (rounded up to fill whole blocks).
+	RingFrames int
+	// QdiscBypass sets PACKET_QDISC_BYPASS on the socket: writes skip the device's
+	// qdisc (veth has none by default) and the taps (tcpdump on this side sees no TX).
+	QdiscBypass bool
+}
+
+// OpenPort opens name (in the calling thread's network namespace).
+func OpenPort(name string, o PortOptions) (p *Port, err error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("afpacket: port %s: %w", name, err)
+	}
+	if o.MTU <= 0 {
+		o.MTU = ifi.MTU
+	}
+	if o.RingFrames <= 0 {
+		o.RingFrames = 512
+	}
+	// Protocol 0 until the ring is ready, so nothing queues on the socket before bind.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("afpacket: port %s: socket: %w", name, err)
+	}
+	p = &Port{Name: name, Index: ifi.Index, fd: fd}
+	defer func() {
+		if err != nil {
+			p.Close()
+			p = nil
+		}
+	}()
+	wrap := func(what string, e error) error { return fmt.Errorf("afpacket: port %s: %s: %w", name, what, e) }
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
+		return nil, wrap("PACKET_VERSION", err)
+	}
+	p.frameSize = 128
+	for p.frameSize < ringMacOffset+o.MTU+18 {
+		p.frameSize *= 2
+	}
+	block := max(p.frameSize, unix.Getpagesize())
+	perBlock := block / p.frameSize
+	blocks := (o.RingFrames + perBlock - 1) / perBlock
+	p.frames = blocks * perBlock
+	req := unix.TpacketReq{Block_size: uint32(block), Block_nr: uint32(blocks), Frame_size: uint32(p.frameSize), Frame_nr: uint32(p.frames)}
+	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		return nil, wrap("PACKET_RX_RING", err)
+	}
+	p.ring, err = unix.Mmap(fd, 0, block*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, wrap("mmap", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		return nil, wrap("PACKET_IGNORE_OUTGOING", err)
+	}
+	if o.QdiscBypass {
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
+			return nil, wrap("PACKET_QDISC_BYPASS", err)
+		}
+	}
+	// Room for bursts of writes whose skbs the peer has not consumed yet.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 4<<20)
+	sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}
+	if err := unix.Bind(fd, sa); err != nil {
+		return nil, wrap("bind", err)
+	}
+	return p, nil
+}
+
+// Fd returns the socket (for epoll).
+func (p *Port) Fd() int { return p.fd }
+
+// Close releases the ring and the socket.
+func (p *Port) Close() error {
+	var err error
+	if p.ring != nil {
+		err = unix.Munmap(p.ring)
+		p.ring = nil
+	}
+	if p.fd >= 0 {
+		if e := unix.Close(p.fd); err == nil {
+			err = e
+		}
+		p.fd = -1
+	}
+	return err
+}
+
+// slot returns the header of ring slot i.
+func (p *Port) slot(i int) *unix.Tpacket2Hdr {
+	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&p.ring[i*p.frameSize]))
+}
+
+// Drain hands up to max ready frames to node.Receive(now, port, frame), oldest first, and
+// returns how many ring slots it consumed. frame aliases the ring and is returned to the
+// kernel when Receive returns.
+func (p *Port) Drain(now units.Time, node Node, port int, max int) int {
+	n := 0
+	for n < max {
+		h := p.slot(p.next)
+		st := atomic.LoadUint32(&h.Status)
+		if st&unix.TP_STATUS_USER == 0 {
+			break
+		}
+		off := p.next*p.frameSize + int(h.Mac)
+		switch {
+		case h.Snaplen < h.Len:
+			p.rxTruncated++
+		default:
+			if st&unix.TP_STATUS_CSUMNOTREADY != 0 {
+				p.rxCsumPartial++
+			}
+			p.rxFrames++
+			p.rxBytes += uint64(h.Snaplen)
+			node.Receive(now, port, p.ring[off:off+int(h.Snaplen):off+int(h.Snaplen)])
+		}
+		atomic.StoreUint32(&h.Status, unix.TP_STATUS_KERNEL)
+		p.next++
+		if p.next == p.frames {
+			p.next = 0
+		}
+		n++
+	}
+	return n
+}
+
+// Write sends one frame out of the port; the kernel copies it before Write returns.
+func (p *Port) Write(frame []byte) error {
+	_, err := unix.Write(p.fd, frame)
+	if err != nil {
+		p.txErrors++
+		return err
+	}
+	p.txFrames++
+	p.txBytes += uint64(len(frame))
+	return nil
+}
+
+// pollRingDrops adds the kernel's drop count since the last call (PACKET_STATISTICS
+// resets on read).
+func (p *Port) pollRingDrops() {
+	st, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err == nil {
+		p.ringDrops += uint64(st.Drops)
+	}
+}
+
+// PortStats are one port's driver counters.
+type PortStats struct {
+	Name string `json:"name"`
+	// RxFrames/RxBytes were handed to the node; RxTruncated did not fit a ring slot;
+	// RxCsumPartial carried a partial checksum (an offload left on: a wiring bug).
+	RxFrames      uint64 `json:"rx_frames"`
+	RxBytes       uint64 `json:"rx_bytes"`
+	RxTruncated   uint64 `json:"rx_truncated"`
+	RxCsumPartial uint64 `json:"rx_csum_partial"`
+	// RingDrops were dropped by the kernel because the ring was full.
+	RingDrops uint64 `json:"ring_drops"`
+	// TxFrames/TxBytes were written; TxErrors failed to write (lost).
+	TxFrames uint64 `json:"tx_frames"`
+	TxBytes  uint64 `json:"tx_bytes"`
+	TxErrors uint64 `json:"tx_errors"`
+}
+
+func (p *Port) stats() PortStats {
+	return PortStats{Name: p.Name, RxFrames: p.rxFrames, RxBytes: p.rxBytes, RxTruncated: p.rxTruncated,
+		RxCsumPartial: p.rxCsumPartial, RingDrops: p.ringDrops, TxFrames: p.txFrames, TxBytes: p.txBytes, TxErrors: p.txErrors}
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -1,0 +1,143 @@
+package switchd
+
+import (
+	"reef/units"
+)
+
+// egress is one port's output side: a byte-counted FIFO with tail drop feeding a line
+// whose schedule is computed, never slept, followed by the link's delay line.
+//
+// The ring q holds the delay line and the queue back to back: q[0:ndep] have departed
+// and wait for their Due (dep + delay, so the line stays in order); q[ndep:] are queued.
+// The head of the queue is scheduled (start and dep computed) only once the line is
+// free for it, which is when earlier events (PFC pauses, rate changes) can no longer
+// change its start: departures are computed lazily but always from computed times.
+//
+// Serialisation uses cumulative bytes per busy period (style anchor 2):
+// dep = busyStart + rate.TxTime(busyBytes), so rounding never accumulates.
+type egress struct {
+	rate   units.Rate
+	delay  units.Time
+	cap    units.Bytes
+	mtu    int // largest frame the port sends
+	mark   marker
+	q      ring
+	ndep   int         // q[0:ndep] departed, in the delay line
+	qbytes units.Bytes // bytes in q[ndep:]
+	sched  bool        // q[ndep] is scheduled
+	last   units.Time  // departure of the last scheduled packet
+
+	busyStart units.Time  // start of the current busy period
+	busyBytes units.Bytes // bytes scheduled in it so far
+	newBusy   bool        // the rate changed: the next packet starts a new period
+
+	pauseFrom, pauseUntil units.Time // the PFC pause in force, or the last one
+	pauseDone             units.Time // total length of earlier pauses
+
+	ctl ring // pause frames to send upstream: not queued, only delayed
+
+	txPackets, txBytes uint64
+	marks              uint64
+	maxQ               units.Bytes
+	late               histogram
+}
+
+// next computes, without changing anything, when the queue's head would start and
+// depart if no pause or rate change intervened. ok is false when the queue is empty.
+func (e *egress) next(h *pkt) (start, dep units.Time) {
+	start = max(h.t, e.last, e.pauseUntil)
+	bs, bb := e.busyStart, e.busyBytes
+	if start > e.last || e.newBusy {
+		bs, bb = start, 0
+	}
+	return start, bs + e.rate.TxTime(bb+units.Bytes(h.n))
+}
+
+// schedule schedules the queue's head if the line is free for it by x, and returns its
+// departure (units.Never when there is nothing to send by x).
+func (e *egress) schedule(x units.Time) units.Time {
+	if e.sched {
+		return e.q.at(e.ndep).dep
+	}
+	if e.ndep == e.q.len() {
+		return units.Never
+	}
+	h := e.q.at(e.ndep)
+	start := max(h.t, e.last, e.pauseUntil)
+	if start > x {
+		return units.Never
+	}
+	if start > e.last || e.newBusy {
+		e.busyStart, e.busyBytes, e.newBusy = start, 0, false
+	}
+	e.busyBytes += units.Bytes(h.n)
+	h.start = start
+	h.dep = e.busyStart + e.rate.TxTime(e.busyBytes)
+	e.last, e.sched = h.dep, true
+	return h.dep
+}
+
+// deadline is the earliest time this port may hand a frame to Poll or (pfc) change
+// another port's state, given what is known now.
+func (e *egress) deadline(pfc bool) units.Time {
+	d := units.Never
+	if e.ctl.len() > 0 {
+		d = e.ctl.at(0).due
+	}
+	if e.ndep > 0 {
+		d = min(d, e.q.at(0).due)
+	}
+	if e.ndep < e.q.len() {
+		var dep units.Time
+		if e.sched {
+			dep = e.q.at(e.ndep).dep
+		} else {
+			_, dep = e.next(e.q.at(e.ndep))
+		}
+		if pfc {
+			d = min(d, dep)
+		} else {
+			d = min(d, dep+e.delay)
+		}
+	}
+	return d
+}
+
+// pause applies a PFC frame received at t: quanta × 512 bit times at the port's rate,
+// replacing any pause in force; 0 resumes.
+func (e *egress) pause(t units.Time, quanta uint16) {
+	active := e.pauseUntil > t
+	if quanta == 0 {
+		if active {
+			e.pauseUntil = t
+		}
+		return
+	}
+	until := t + e.rate.TxTime(units.Bytes(quanta)*64)
+	if !active {
+		e.pauseDone += e.pauseUntil - e.pauseFrom
+		e.pauseFrom = t
+	}
+	e.pauseUntil = until
+}
+
+// pauseTime is the total time the port has been paused up to now.
+func (e *egress) pauseTime(now units.Time) units.Time {
+	return e.pauseDone + max(0, min(now, e.pauseUntil)-e.pauseFrom)
+}
+
+// queueDelay is how long a frame arriving at now would wait before its serialisation
+// starts, if no pause or rate change intervened.
+func (e *egress) queueDelay(now units.Time) units.Time {
+	if e.ndep == e.q.len() {
+		return max(0, e.pauseUntil-now)
+	}
+	free := max(e.last, e.pauseUntil) // the line is free for the unscheduled rest
+	rest := e.qbytes
+	if e.sched {
+		rest -= units.Bytes(e.q.at(e.ndep).n)
+	} else {
+		free = max(free, e.q.at(e.ndep).t)
+	}
+	return max(0, free+e.rate.TxTime(rest)-now)
+}

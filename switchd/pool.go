@@ -1,0 +1,53 @@
+package switchd
+
+// pool is a free list of fixed-size frame buffers. Buffers are allocated in slabs: the
+// first slab when the switch is built, further ones (doubling) only when a burst holds
+// more frames than any before, up to limit buffers. In steady state get and put
+// allocate nothing.
+type pool struct {
+	size  int      // bytes per buffer: the largest frame the switch accepts
+	bufs  [][]byte // every buffer, by index
+	free  []int32  // indices of free buffers
+	limit int      // most buffers the pool will ever hold
+}
+
+func newPool(size, initial, limit int) *pool {
+	p := &pool{size: size, limit: limit}
+	p.grow(initial)
+	return p
+}
+
+// grow adds up to n buffers, staying within limit, and reports whether it added any.
+func (p *pool) grow(n int) bool {
+	n = min(n, p.limit-len(p.bufs))
+	if n <= 0 {
+		return false
+	}
+	slab := make([]byte, n*p.size)
+	if cap(p.free) < len(p.bufs)+n {
+		free := make([]int32, len(p.free), len(p.bufs)+n)
+		copy(free, p.free)
+		p.free = free
+	}
+	for i := 0; i < n; i++ {
+		p.free = append(p.free, int32(len(p.bufs)))
+		p.bufs = append(p.bufs, slab[i*p.size:(i+1)*p.size:(i+1)*p.size])
+	}
+	return true
+}
+
+// get takes a free buffer; false when the pool is exhausted and at its limit.
+func (p *pool) get() (int32, bool) {
+	if len(p.free) == 0 && !p.grow(max(len(p.bufs), 64)) {
+		return -1, false
+	}
+	i := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	return i, true
+}
+
+// put returns buffer i to the pool.
+func (p *pool) put(i int32) { p.free = append(p.free, i) }
+
+// buf is the storage of buffer i.
+func (p *pool) buf(i int32) []byte { return p.bufs[i] }

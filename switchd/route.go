@@ -1,0 +1,84 @@
+package switchd
+
+import (
+	"encoding/binary"
+	"sort"
+)
+
+// router resolves a destination to a route's group of ports: pins first, then the
+// longest matching prefix. Lookup is one map probe per distinct prefix length, longest
+// first; nothing allocates.
+type router struct {
+	lens   []int            // distinct prefix lengths, longest first
+	tables []map[uint32]int // per entry of lens: masked address → route index
+	groups []group          // per route
+	pins   []pin            // in configuration order; the first match wins
+}
+
+// group is one route's ECMP group: all its ports, and those currently up.
+type group struct {
+	ports []int
+	up    []int
+}
+
+type pin struct {
+	src, dst [4]byte
+	srcPort  uint16
+	port     int
+}
+
+func newRouter(cfg *Config) *router {
+	r := &router{}
+	byLen := map[int]map[uint32]int{}
+	for i, rt := range cfg.Routes {
+		l := rt.Prefix.Bits()
+		if byLen[l] == nil {
+			byLen[l] = map[uint32]int{}
+			r.lens = append(r.lens, l)
+		}
+		a := rt.Prefix.Masked().Addr().As4()
+		byLen[l][binary.BigEndian.Uint32(a[:])] = i
+		g := group{ports: append([]int(nil), rt.Ports...)}
+		g.up = append(make([]int, 0, len(g.ports)), g.ports...)
+		r.groups = append(r.groups, g)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(r.lens)))
+	for _, l := range r.lens {
+		r.tables = append(r.tables, byLen[l])
+	}
+	for _, p := range cfg.Pins {
+		r.pins = append(r.pins, pin{src: p.Src.As4(), dst: p.Dst.As4(), srcPort: p.SrcPort, port: p.Port})
+	}
+	return r
+}
+
+func mask(l int) uint32 {
+	if l == 0 {
+		return 0
+	}
+	return ^uint32(0) << (32 - l)
+}
+
+// lookup returns the index of the longest-prefix route covering dst, or -1.
+func (r *router) lookup(dst [4]byte) int {
+	a := binary.BigEndian.Uint32(dst[:])
+	for i, l := range r.lens {
+		if g, ok := r.tables[i][a&mask(l)]; ok {
+			return g
+		}
+	}
+	return -1
+}
+
+// setUp recomputes every group's up ports from up (indexed by port).
+func (r *router) setUp(up []bool) {
+	for i := range r.groups {
+		g := &r.groups[i]
+		g.up = g.up[:0]
+		for _, p := range g.ports {
+			if up[p] {
+				g.up = append(g.up, p)
+			}
+		}
+	}
+}
