@@ -1,0 +1,289 @@
+// Package hostd is reef's host: a pure, deterministic core (Host) that owns one NIC and
+// the flows of one emulated host, and the drivers that run it against real sockets.
+//
+// Host sits between a backend (the sim engine, or the raw-socket daemon) and the
+// transport (hostd/transport): the backend hands it frames with Receive and asks for
+// frames with Poll at the times NextDeadline names; Host demultiplexes frames to flow
+// senders and receivers, serialises what they send at the NIC rate (ACKs first, data
+// flows round robin), and obeys PFC pause frames. It never reads a clock, sleeps, starts
+// goroutines or touches the network.
+//
+// # Usage
+//
+//	h, err := hostd.New(cfg, hostd.Options{})
+//	err = h.AddFlow(hostd.FlowSpec{ID: 1, Dst: dst, Size: 1e6, Alg: alg})
+//	for { h.Receive(now, 0, frame); for { out, ok := h.Poll(now); if !ok { break }; … } }
+//
+// # Limitations
+//
+// One NIC, one priority class; a frame's departure is max(ready, NIC free) + TxTime and
+// its Due is that departure (hosts add no propagation delay).
+package hostd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+
+	"reef/cc"
+	"reef/hostd/transport"
+	"reef/units"
+	"reef/wire"
+)
+
+// Options are the host's settings that do not come from the planner.
+type Options struct {
+	// MPDUnit is the lab's Poseidon MPD unit (0: the fabric stamps no MPD).
+	MPDUnit units.Time
+	// Tuning is the transport's loss-recovery tuning; the zero value means
+	// transport.DefaultTuning().
+	Tuning transport.Tuning
+	// Logger receives flow start/finish events at debug level (nil: discard).
+	Logger *slog.Logger
+}
+
+// FlowSpec describes one flow this host sends.
+type FlowSpec struct {
+	// ID identifies the flow on the wire; unique among this host's flows.
+	ID uint32
+	// Name is a label for stats and logs.
+	Name string
+	// Dst is the receiving host's address.
+	Dst netip.Addr
+	// Size is the payload to send; 0 means long-lived.
+	Size units.Bytes
+	// Start is when the flow begins; Stop (0: never) when it stops sending new data.
+	Start, Stop units.Time
+	// Alg is the flow's congestion controller, built by the caller (see FlowEnv).
+	Alg cc.Algorithm
+	// HopCap is the number of per-hop INT slots each data packet reserves (HPCC,
+	// PowerTCP); 0 for none.
+	HopCap int
+	// Ack is the ACK coalescing the receiver should apply (zero: ACK every packet).
+	Ack transport.AckPolicy
+	// BaseRTT is the path's unloaded RTT, used before the first RTT sample (optional).
+	BaseRTT units.Time
+}
+
+// Out is one frame leaving the host.
+type Out struct {
+	// Port is always 0: a host has one port.
+	Port int
+	// Frame is valid until the next call on the Host.
+	Frame []byte
+	// Due is when the frame's last bit leaves the NIC.
+	Due units.Time
+}
+
+// Completion records one finished finite flow.
+type Completion struct {
+	ID            uint32
+	Name          string
+	Dst           netip.Addr
+	Size          units.Bytes
+	Start, Finish units.Time
+	// FCT is Finish - Start; Finish is when the sender saw the last byte acknowledged.
+	FCT units.Time
+}
+
+// HostStats are host-wide counters.
+type HostStats struct {
+	// FramesSent and BytesSent count frames put on the wire (data and ACKs).
+	FramesSent, BytesSent uint64
+	// Ignored counts frames that were not reef frames for this host (left to the
+	// kernel) or for flows it does not know; Pauses counts PFC frames obeyed.
+	Ignored, Pauses uint64
+	// PausedTime is the total time the NIC was held by PFC.
+	PausedTime units.Time
+}
+
+type flow struct {
+	spec     FlowSpec
+	snd      *transport.Sender
+	started  bool
+	stopped  bool
+	finished bool
+}
+
+type rxKey struct {
+	src [4]byte
+	id  uint32
+}
+
+type rxEntry struct {
+	key    rxKey
+	rcv    *transport.Receiver
+	queued bool
+}
+
+// Host is the pure host core. Not safe for concurrent use.
+type Host struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+
+	flows []*flow
+	byID  map[uint32]*flow
+	rx    map[rxKey]*rxEntry
+	rxAll []*rxEntry
+	ackQ  []*rxEntry
+
+	nicFree, pausedUntil units.Time
+	held                 bool
+	heldDue              units.Time
+	heldLen              int
+	bufs                 [2][]byte
+	cur                  int
+	rr                   int
+
+	completions []Completion
+	stats       HostStats
+}
+
+// ErrConfig wraps configuration errors.
+var ErrConfig = errors.New("hostd: bad configuration")
+
+// MinMTU is the smallest MTU a host accepts: an ACK with every SACK block and INT slot
+// must fit.
+const MinMTU = wire.IPv4Len + wire.UDPLen + wire.HeaderLen + wire.MaxSack*wire.SackLen + wire.MaxHops*wire.HopLen + 64
+
+// New builds a host. A zero cfg.MTU means 1500.
+func New(cfg Config, opts Options) (*Host, error) {
+	if cfg.MTU == 0 {
+		cfg.MTU = 1500
+	}
+	switch {
+	case !cfg.Addr.Is4():
+		return nil, fmt.Errorf("%w: host %q: address must be IPv4, got %v", ErrConfig, cfg.Name, cfg.Addr)
+	case cfg.Rate <= 0:
+		return nil, fmt.Errorf("%w: host %q: rate must be > 0 bit/s, got %v", ErrConfig, cfg.Name, cfg.Rate)
+	case cfg.MTU < MinMTU || cfg.MTU > 65535:
+		return nil, fmt.Errorf("%w: host %q: mtu must be in [%d, 65535] bytes, got %d", ErrConfig, cfg.Name, MinMTU, cfg.MTU)
+	}
+	if opts.Tuning == (transport.Tuning{}) {
+		opts.Tuning = transport.DefaultTuning()
+	}
+	if err := opts.Tuning.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: host %q: %v", ErrConfig, cfg.Name, err)
+	}
+	if opts.MPDUnit < 0 {
+		return nil, fmt.Errorf("%w: host %q: mpd unit must be ≥ 0, got %v", ErrConfig, cfg.Name, opts.MPDUnit)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{}}
+	for i := range h.bufs {
+		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)
+	}
+	return h, nil
+}
+
+// Config returns the host's configuration.
+func (h *Host) Config() Config { return h.cfg }
+
+// FlowEnv is the cc.Env for a flow of this host with hopCap INT slots: MSS and packet
+// size follow from the MTU, the line rate from the NIC. The caller fills BaseRTT,
+// PathHops and Rand.
+func (h *Host) FlowEnv(hopCap int) cc.Env {
+	mss := transport.MSS(h.cfg.MTU, hopCap)
+	return cc.Env{MSS: mss, PacketSize: units.Bytes(transport.DataFrameLen(mss, hopCap)), LineRate: h.cfg.Rate}
+}
+
+// AddFlow registers a flow this host sends. It fails, creating nothing, on a bad spec.
+func (h *Host) AddFlow(spec FlowSpec) error {
+	if _, dup := h.byID[spec.ID]; dup {
+		return fmt.Errorf("hostd: host %q: flow id %d used twice", h.cfg.Name, spec.ID)
+	}
+	switch {
+	case spec.Start < 0:
+		return fmt.Errorf("hostd: flow %d: start must be ≥ 0, got %v", spec.ID, spec.Start)
+	case spec.Stop != 0 && spec.Stop < spec.Start:
+		return fmt.Errorf("hostd: flow %d: stop (%v) before start (%v)", spec.ID, spec.Stop, spec.Start)
+	case spec.Dst == h.cfg.Addr:
+		return fmt.Errorf("hostd: flow %d: destination %v is this host", spec.ID, spec.Dst)
+	}
+	mss := transport.MSS(h.cfg.MTU, spec.HopCap)
+	snd, err := transport.NewSender(transport.SenderConfig{
+		FlowID: spec.ID,
+		Addrs: wire.Addrs{SrcMAC: h.cfg.MAC, DstMAC: h.cfg.GatewayMAC, Src: h.cfg.Addr, Dst: spec.Dst,
+			SrcPort: srcPort(spec.ID)},
+		Size: spec.Size, MSS: mss, HopCap: spec.HopCap, LineRate: h.cfg.Rate, Ack: spec.Ack,
+		MPDUnit: h.opts.MPDUnit, InitRTT: spec.BaseRTT, Tuning: h.opts.Tuning, Alg: spec.Alg,
+	})
+	if err != nil {
+		return fmt.Errorf("hostd: flow %d: %w", spec.ID, err)
+	}
+	f := &flow{spec: spec, snd: snd}
+	h.flows = append(h.flows, f)
+	h.byID[spec.ID] = f
+	return nil
+}
+
+// srcPort spreads flows over the ephemeral port range, the flow's ECMP entropy.
+func srcPort(id uint32) uint16 { return 49152 + uint16((id*2654435761)>>18)&0x3fff }
+
+// Receive hands the host a frame that arrived at now. The host copies what it keeps.
+func (h *Host) Receive(now units.Time, port int, frame []byte) {
+	if q, ok := wire.ParsePause(frame); ok {
+		h.stats.Pauses++
+		end := now + h.cfg.Rate.TxTime(units.Bytes(q)*64) // a quantum is 512 bit times
+		if end > h.pausedUntil {
+			h.stats.PausedTime += end - max(h.pausedUntil, now)
+		} else if q == 0 {
+			h.stats.PausedTime -= h.pausedUntil - now
+		}
+		if q == 0 {
+			end = now
+		}
+		h.pausedUntil = end
+		return
+	}
+	v, ok := wire.Classify(frame)
+	if !ok || !v.IsReef() || v.Dst() != h.cfg.Addr {
+		h.stats.Ignored++
+		return
+	}
+	id := binary.BigEndian.Uint32(frame[v.Reef+wire.OffFlowID:])
+	switch v.Type() {
+	case wire.TypeData:
+		k := rxKey{src: v.Src().As4(), id: id}
+		e := h.rx[k]
+		if e == nil {
+			addrs := wire.Addrs{SrcMAC: h.cfg.MAC, DstMAC: h.cfg.GatewayMAC, Src: h.cfg.Addr, Dst: v.Src(),
+				SrcPort: v.Key().SrcPort}
+			e = &rxEntry{key: k, rcv: transport.NewReceiver(id, addrs)}
+			h.rx[k] = e
+			h.rxAll = append(h.rxAll, e)
+		}
+		e.rcv.HandlePacket(now, v)
+		if !e.queued && e.rcv.NextDeadline() != units.Never {
+			e.queued = true
+			h.ackQ = append(h.ackQ, e)
+		}
+	default:
+		f := h.byID[id]
+		if f == nil {
+			h.stats.Ignored++
+			return
+		}
+		f.snd.HandlePacket(now, v)
+		h.checkDone(f)
+	}
+}
+
+func (h *Host) checkDone(f *flow) {
+	if f.finished {
+		return
+	}
+	if done, at := f.snd.Done(); done {
+		f.finished = true
+		c := Completion{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size,
+			Start: f.spec.Start, Finish: at, FCT: at - f.spec.Start}
+		h.completions = append(h.completions, c)
+		h.log.Debug("flow finished", "host", h.cfg.Name, "flow", f.spec.ID, "size", f.spec.Size, "fct", c.FCT)
+	}
+}

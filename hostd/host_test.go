@@ -1,0 +1,295 @@
+package hostd_test
+
+import (
+	"testing"
+
+	"reef/hostd"
+	"reef/hostd/hosttest"
+	"reef/hostd/transport"
+	"reef/units"
+	"reef/wire"
+)
+
+// pair builds two hosts at rate joined through one switch with the given port to h1.
+func pair(t *testing.T, cfg hosttest.Config, rate units.Rate, port hosttest.Port) (*hosttest.Net, *hostd.Host, *hostd.Host) {
+	t.Helper()
+	n := hosttest.New(cfg)
+	_, h0, err := n.AddHost(rate, hosttest.Port{Rate: rate}, hostd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h1, err := n.AddHost(rate, port, hostd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, h0, h1
+}
+
+func addFlow(t *testing.T, h *hostd.Host, spec hostd.FlowSpec) {
+	t.Helper()
+	if err := h.AddFlow(spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, n *hosttest.Net, until units.Time) {
+	t.Helper()
+	if err := n.Run(until); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantDelivered checks every byte of a finite flow arrived exactly once.
+func wantDelivered(t *testing.T, why string, rx *hostd.Host, size units.Bytes) transportStats {
+	t.Helper()
+	rs := rx.ReceiverStats()
+	if len(rs) != 1 {
+		t.Fatalf("%s: %d receiving flows, want 1", why, len(rs))
+	}
+	r := rs[0]
+	mss := transport.MSS(1500, 0)
+	pkts := uint64((size + mss - 1) / mss)
+	if !r.Done || r.BytesDelivered != size || r.Packets-r.Duplicates != pkts {
+		t.Fatalf("%s: done=%v delivered %d of %d bytes, %d unique packets of %d", why, r.Done, r.BytesDelivered, size, r.Packets-r.Duplicates, pkts)
+	}
+	return transportStats{r.ReceiverStats}
+}
+
+type transportStats struct{ transport.ReceiverStats }
+
+func TestInOrderDelivery(t *testing.T) {
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	const size = 1_000_000
+	addFlow(t, h0, hostd.FlowSpec{ID: 7, Dst: h1.Config().Addr, Size: size, Alg: &hosttest.Fixed{W: 64_000}})
+	run(t, n, 100*units.Millisecond)
+	r := wantDelivered(t, "in-order path delivers every byte once", h1, size)
+	if r.OutOfOrder != 0 || r.Duplicates != 0 {
+		t.Errorf("in-order path: %d out of order, %d duplicates; want 0", r.OutOfOrder, r.Duplicates)
+	}
+	fs := h0.FlowStats()[0]
+	if fs.Retransmits != 0 || !fs.Done {
+		t.Errorf("lossless path: %d retransmits, done=%v; want 0, true", fs.Retransmits, fs.Done)
+	}
+	// 64KB window ≫ BDP (~2.5KB): the flow runs at line rate; FCT ≈ frames/rate + RTT.
+	frames := units.Bytes(size/transport.MSS(1500, 0)+1) * units.Bytes(transport.DataFrameLen(0, 0))
+	ideal := units.Gbps.TxTime(size+frames) + 20*units.Microsecond
+	if fs.FCT > ideal+ideal/50 || fs.FCT < ideal-ideal/10 {
+		t.Errorf("FCT %v, want within 2%% of %v (line rate)", fs.FCT, ideal)
+	}
+	if c := h0.Completions(); len(c) != 1 || c[0].FCT != fs.FCT || c[0].Size != size {
+		t.Errorf("completion log %+v, want one entry with FCT %v", c, fs.FCT)
+	}
+}
+
+func TestLossEveryTenthPacket(t *testing.T) {
+	data := 0
+	cfg := hosttest.Config{Delay: 5 * units.Microsecond, Drop: func(now units.Time, v wire.View) bool {
+		if v.Type() != wire.TypeData {
+			return false
+		}
+		data++
+		return data%10 == 0
+	}}
+	// A tiny buffer (8 frames) behind a window of 40 packets also overflows.
+	n, h0, h1 := pair(t, cfg, units.Gbps, hosttest.Port{Rate: units.Gbps / 2, Buffer: 8 * 1500})
+	const size = 2_000_000
+	alg := &hosttest.Fixed{W: 40 * transport.MSS(1500, 0)}
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: size, Alg: alg})
+	run(t, n, units.Second)
+	wantDelivered(t, "lossy path still delivers every byte exactly once", h1, size)
+	fs := h0.FlowStats()[0]
+	lost := n.Drops + n.Overflow
+	if fs.Retransmits < lost || n.Drops == 0 || n.Overflow == 0 {
+		t.Errorf("%d dropped + %d overflowed, %d retransmits: every loss needs a retransmission", n.Drops, n.Overflow, fs.Retransmits)
+	}
+	if alg.LostBytes == 0 {
+		t.Errorf("RACK declared nothing lost; the algorithm must hear of losses")
+	}
+	t.Logf("drops %d overflow %d retx %d spurious %d timeouts %d fct %v", n.Drops, n.Overflow, fs.Retransmits, fs.Spurious, fs.Timeouts, fs.FCT)
+}
+
+func TestReorderingWithoutLossRetransmitsNothing(t *testing.T) {
+	// Spraying over paths whose delays differ by up to 30µs: packets overtake several
+	// others, so three duplicate ACKs would fire constantly.
+	var n *hosttest.Net
+	cfg := hosttest.Config{Delay: 20 * units.Microsecond, Seed: 1, Jitter: func(now units.Time, v wire.View) units.Time {
+		if v.Type() != wire.TypeData {
+			return 0
+		}
+		return units.Time(n.Rand.Int64N(int64(30 * units.Microsecond)))
+	}}
+	n, h0, h1 := pair(t, cfg, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	const size = 3_000_000
+	addFlow(t, h0, hostd.FlowSpec{ID: 3, Dst: h1.Config().Addr, Size: size, Alg: &hosttest.Fixed{W: 30_000}})
+	run(t, n, units.Second)
+	r := wantDelivered(t, "reordered path delivers every byte", h1, size)
+	if r.OutOfOrder < 100 {
+		t.Fatalf("only %d packets out of order: the test does not reorder", r.OutOfOrder)
+	}
+	fs := h0.FlowStats()[0]
+	if fs.Retransmits != 0 || r.Duplicates != 0 {
+		t.Errorf("reordering without loss: %d retransmits, %d duplicates; want 0 (dupACKs are not loss)", fs.Retransmits, r.Duplicates)
+	}
+}
+
+func TestRTOBackoff(t *testing.T) {
+	// A black hole from 1ms to 20ms: every probe is lost, and the timeout doubles.
+	cfg := hosttest.Config{Delay: 5 * units.Microsecond, Drop: func(now units.Time, v wire.View) bool {
+		return now >= units.Millisecond && now < 20*units.Millisecond
+	}}
+	n, h0, h1 := pair(t, cfg, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	var retx []units.Time
+	n.OnEgress = func(host int, out hostd.Out) {
+		v, _ := wire.Classify(out.Frame)
+		if host == 0 && v.Flags()&wire.FlagRetx != 0 && out.Due < 20*units.Millisecond {
+			retx = append(retx, out.Due)
+		}
+	}
+	const size = 1_000_000
+	alg := &hosttest.Fixed{W: 20_000}
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: size, Alg: alg})
+	run(t, n, units.Second)
+	wantDelivered(t, "the flow recovers after the black hole", h1, size)
+	if len(retx) < 5 {
+		t.Fatalf("%d retransmissions during the black hole, want ≥ 5 probes", len(retx))
+	}
+	// Each gap between probes doubles (the first probe may wait for the frame then on
+	// the wire, so start from the second gap).
+	for i := 3; i < len(retx); i++ {
+		g0, g1 := retx[i-1]-retx[i-2], retx[i]-retx[i-1]
+		if g1 < 2*g0-2*units.Microsecond || g1 > 2*g0+2*units.Microsecond {
+			t.Errorf("probe gaps %v then %v: want exponential backoff (×2)", g0, g1)
+		}
+	}
+	if g := retx[2] - retx[1]; g != 4*transport.DefaultTuning().MinRTO {
+		t.Errorf("second gap %v, want 4 × min RTO", g)
+	}
+	// The last timeout (after the black hole) sends its probe after 20ms.
+	if alg.Timeouts != len(retx)+1 {
+		t.Errorf("%d timeouts reported to cc, %d probes sent before 20ms; want one more timeout", alg.Timeouts, len(retx))
+	}
+}
+
+func TestAckCoalescing(t *testing.T) {
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	const size = 1_450_000 // 1000 packets
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: size, Alg: &hosttest.Fixed{W: 64_000},
+		Ack: transport.AckPolicy{Every: 4, Delay: 50 * units.Microsecond}})
+	run(t, n, 100*units.Millisecond)
+	r := wantDelivered(t, "coalesced ACKs still complete the flow", h1, size)
+	if r.AcksSent < 240 || r.AcksSent > 260 {
+		t.Errorf("%d ACKs for %d packets with every=4: want ≈ 250", r.AcksSent, r.Packets)
+	}
+}
+
+func TestCEAckedImmediately(t *testing.T) {
+	// Every packet queued above 1 byte is marked; with every=16 CE still gets its own ACK.
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps / 2, ECNK: 1})
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: 145_000, Alg: &hosttest.Fixed{W: 64_000},
+		Ack: transport.AckPolicy{Every: 16}})
+	run(t, n, 100*units.Millisecond)
+	r := wantDelivered(t, "flow completes", h1, 145_000)
+	if r.CE == 0 || r.AcksSent < r.CE {
+		t.Errorf("%d CE packets, %d ACKs: every CE packet must be acknowledged at once", r.CE, r.AcksSent)
+	}
+}
+
+func TestNICSharedFairly(t *testing.T) {
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: 10 * units.Gbps})
+	for id := uint32(1); id <= 3; id++ {
+		addFlow(t, h0, hostd.FlowSpec{ID: id, Dst: h1.Config().Addr, Alg: &hosttest.Fixed{W: units.MaxBytes}, Stop: 10 * units.Millisecond})
+	}
+	run(t, n, 10*units.Millisecond)
+	var total units.Bytes
+	fs := h0.FlowStats()
+	for _, f := range fs {
+		total += f.BytesSent
+	}
+	for _, f := range fs {
+		if d := f.BytesSent - total/3; d < -1500 || d > 1500 {
+			t.Errorf("flow %d sent %d of %d bytes, want a third ± one packet (round robin)", f.ID, f.BytesSent, total)
+		}
+	}
+	// The NIC is never idle: frames back to back at 1Gbps for 10ms.
+	if got := h0.Stats().BytesSent; got < 1_249_000 || got > 1_250_000 {
+		t.Errorf("NIC sent %d bytes in 10ms at 1Gbps, want 1.25MB", got)
+	}
+}
+
+func TestSubPacketWindowPaces(t *testing.T) {
+	// Window = MSS/4: one packet every 4 × srtt (Swift's cwnd < 1 rule).
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 25 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	var sent []units.Time
+	n.OnEgress = func(host int, out hostd.Out) {
+		if host == 0 {
+			sent = append(sent, out.Due)
+		}
+	}
+	mss := transport.MSS(1500, 0)
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Alg: &hosttest.Fixed{W: mss / 4}, Stop: 20 * units.Millisecond})
+	run(t, n, 20*units.Millisecond)
+	srtt := h0.FlowStats()[0].SRTT
+	last := sent[len(sent)-1] - sent[len(sent)-2]
+	if want := 4 * srtt; last < want-units.Microsecond || last > want+units.Microsecond {
+		t.Errorf("gap between packets %v, want 4 × srtt = %v", last, want)
+	}
+}
+
+func TestPausePausesNIC(t *testing.T) {
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Alg: &hosttest.Fixed{W: units.MaxBytes}, Stop: units.Millisecond})
+	var sent []units.Time
+	n.OnEgress = func(host int, out hostd.Out) {
+		if host == 0 {
+			sent = append(sent, out.Due)
+		}
+	}
+	run(t, n, 100*units.Microsecond)
+	pause := make([]byte, wire.PauseLen)
+	wire.BuildPause(pause, [6]byte{2}, 1000) // 1000 × 512 bits at 1Gbps = 512µs
+	h0.Receive(n.Now(), 0, pause)
+	before := len(sent)
+	run(t, n, 700*units.Microsecond)
+	// At most the frame already on the wire leaves during the pause.
+	for _, at := range sent[before:] {
+		if at > 100*units.Microsecond+13*units.Microsecond && at < 612*units.Microsecond {
+			t.Fatalf("frame left at %v during a pause ending at 612µs", at)
+		}
+	}
+	if len(sent) == before+1 || h0.Stats().Pauses != 1 {
+		t.Errorf("NIC did not resume after the pause (%d frames after it)", len(sent)-before)
+	}
+}
+
+func TestNonReefIgnored(t *testing.T) {
+	_, h0, _ := pair(t, hosttest.Config{}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	h0.Receive(0, 0, []byte{1, 2, 3})
+	h0.Receive(0, 0, make([]byte, 100))
+	if got := h0.Stats().Ignored; got != 2 {
+		t.Errorf("ignored %d frames, want 2 (left to the kernel)", got)
+	}
+	if _, ok := h0.Poll(0); ok {
+		t.Errorf("garbage made the host send")
+	}
+}
+
+func TestAddFlowErrors(t *testing.T) {
+	_, h0, h1 := pair(t, hosttest.Config{}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	ok := hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Alg: &hosttest.Fixed{W: 1}}
+	addFlow(t, h0, ok)
+	bad := map[string]hostd.FlowSpec{
+		"duplicate id": ok,
+		"no algorithm": {ID: 2, Dst: h1.Config().Addr},
+		"self":         {ID: 3, Dst: h0.Config().Addr, Alg: ok.Alg},
+		"stop<start":   {ID: 4, Dst: h1.Config().Addr, Alg: ok.Alg, Start: 5, Stop: 4},
+		"too many int": {ID: 5, Dst: h1.Config().Addr, Alg: ok.Alg, HopCap: 9},
+	}
+	for name, spec := range bad {
+		if err := h0.AddFlow(spec); err == nil {
+			t.Errorf("%s: AddFlow accepted %+v", name, spec)
+		}
+	}
+	if got := len(h0.FlowStats()); got != 1 {
+		t.Errorf("%d flows after rejected specs, want 1", got)
+	}
+}

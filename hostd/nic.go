@@ -1,0 +1,133 @@
+package hostd
+
+import (
+	"reef/units"
+)
+
+// runTimers starts and stops flows and runs the senders' timers due at now.
+func (h *Host) runTimers(now units.Time) {
+	for _, f := range h.flows {
+		if !f.started {
+			if now < f.spec.Start {
+				continue
+			}
+			f.started = true
+			h.log.Debug("flow started", "host", h.cfg.Name, "flow", f.spec.ID)
+		}
+		if !f.stopped && f.spec.Stop != 0 && now >= f.spec.Stop {
+			f.stopped = true
+			f.snd.Stop()
+		}
+		if f.snd.TimerDeadline() <= now {
+			f.snd.HandleTimeout(now)
+			h.checkDone(f)
+		}
+	}
+}
+
+// NextDeadline is the earliest time at which Poll may return a frame or the host's
+// state changes; units.Never when idle.
+func (h *Host) NextDeadline() units.Time {
+	d := units.Never
+	s0 := max(h.nicFree, h.pausedUntil)
+	if h.held {
+		d = h.heldDue
+	}
+	for _, e := range h.ackQ {
+		if !h.held {
+			if t := e.rcv.NextDeadline(); t != units.Never {
+				d = min(d, max(s0, t))
+			}
+		}
+	}
+	for _, f := range h.flows {
+		if !f.started {
+			d = min(d, f.spec.Start)
+			continue
+		}
+		if !f.stopped && f.spec.Stop != 0 {
+			d = min(d, f.spec.Stop)
+		}
+		d = min(d, f.snd.TimerDeadline())
+		if !h.held {
+			if t := f.snd.SendReadyAt(); t != units.Never {
+				d = min(d, max(s0, t))
+			}
+		}
+	}
+	return d
+}
+
+// Poll returns the next frame due at or before now. Call it until it returns false.
+func (h *Host) Poll(now units.Time) (Out, bool) {
+	h.runTimers(now)
+	if !h.held {
+		h.startNext(now)
+	}
+	if !h.held || h.heldDue > now {
+		return Out{}, false
+	}
+	out := Out{Port: 0, Frame: h.bufs[h.cur][:h.heldLen], Due: h.heldDue}
+	h.held = false
+	h.cur ^= 1
+	h.stats.FramesSent++
+	h.stats.BytesSent += uint64(h.heldLen)
+	h.startNext(now) // the next frame goes into the other buffer
+	return out, true
+}
+
+// startNext picks the frame that starts first on the NIC (an ACK wins a tie, data flows
+// share round robin) if it starts at or before now, builds it and holds it until it has
+// been serialised.
+func (h *Host) startNext(now units.Time) {
+	s0 := max(h.nicFree, h.pausedUntil)
+	if s0 > now {
+		return
+	}
+	// Earliest ACK.
+	ackAt, ackIdx := units.Never, -1
+	for i, e := range h.ackQ {
+		if t := e.rcv.NextDeadline(); t != units.Never && max(s0, t) < ackAt {
+			ackAt, ackIdx = max(s0, t), i
+		}
+	}
+	// Earliest data, round robin among ties.
+	dataAt, dataIdx := units.Never, -1
+	n := len(h.flows)
+	for k := 0; k < n; k++ {
+		i := (h.rr + k) % n
+		f := h.flows[i]
+		if !f.started {
+			continue
+		}
+		if t := f.snd.SendReadyAt(); t != units.Never && max(s0, t) < dataAt {
+			dataAt, dataIdx = max(s0, t), i
+		}
+	}
+	buf := h.bufs[h.cur]
+	switch {
+	case ackIdx >= 0 && ackAt <= now && ackAt <= dataAt:
+		e := h.ackQ[ackIdx]
+		tx, ok := e.rcv.PollTransmit(ackAt, buf)
+		if e.rcv.NextDeadline() == units.Never {
+			e.queued = false
+			h.ackQ = append(h.ackQ[:ackIdx], h.ackQ[ackIdx+1:]...)
+		}
+		if ok {
+			h.hold(ackAt, tx.Len)
+		}
+	case dataIdx >= 0 && dataAt <= now:
+		f := h.flows[dataIdx]
+		h.rr = (dataIdx + 1) % n
+		if tx, ok := f.snd.PollTransmit(dataAt, buf); ok {
+			h.hold(dataAt, tx.Len)
+		}
+	}
+}
+
+func (h *Host) hold(start units.Time, n int) {
+	h.held = true
+	h.heldLen = n
+	h.heldDue = start + h.cfg.Rate.TxTime(units.Bytes(n))
+	h.nicFree = h.heldDue
+}

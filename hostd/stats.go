@@ -1,0 +1,65 @@
+package hostd
+
+import (
+	"net/netip"
+
+	"reef/hostd/transport"
+	"reef/units"
+)
+
+// FlowStats is a snapshot of one sending flow.
+type FlowStats struct {
+	ID    uint32
+	Name  string
+	Dst   netip.Addr
+	Size  units.Bytes
+	Start units.Time
+	// Started, Done and FCT (valid when Done) describe the flow's life.
+	Started, Done bool
+	FCT           units.Time
+	// Cwnd and PacingRate are the algorithm's current window and rate.
+	Cwnd       units.Bytes
+	PacingRate units.Rate
+	transport.SenderStats
+}
+
+// ReceiverStats is a snapshot of one receiving flow.
+type ReceiverStats struct {
+	Src netip.Addr
+	ID  uint32
+	transport.ReceiverStats
+}
+
+// FlowStats returns a snapshot of every flow this host sends, in AddFlow order.
+func (h *Host) FlowStats() []FlowStats { return h.AppendFlowStats(nil) }
+
+// AppendFlowStats appends the snapshot to dst (no allocation when dst has room).
+func (h *Host) AppendFlowStats(dst []FlowStats) []FlowStats {
+	for _, f := range h.flows {
+		s := FlowStats{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size, Start: f.spec.Start,
+			Started: f.started, Cwnd: f.snd.Alg().Window(), PacingRate: f.snd.Alg().Rate(),
+			SenderStats: f.snd.Stats()}
+		if done, at := f.snd.Done(); done {
+			s.Done, s.FCT = true, at-f.spec.Start
+		}
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// ReceiverStats returns a snapshot of every flow this host receives, in order of first
+// arrival.
+func (h *Host) ReceiverStats() []ReceiverStats {
+	out := make([]ReceiverStats, 0, len(h.rxAll))
+	for _, e := range h.rxAll {
+		out = append(out, ReceiverStats{Src: netip.AddrFrom4(e.key.src), ID: e.key.id, ReceiverStats: e.rcv.Stats()})
+	}
+	return out
+}
+
+// Completions returns the finished finite flows in order of completion. The slice is
+// the host's own; do not modify it.
+func (h *Host) Completions() []Completion { return h.completions }
+
+// Stats returns the host-wide counters.
+func (h *Host) Stats() HostStats { return h.stats }
