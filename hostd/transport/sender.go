@@ -102,7 +102,7 @@ type Sender struct {
 	// notBefore is the time of the last event that may have unblocked the sender: it
 	// cannot send earlier than that.
 	notBefore units.Time
-	sentAny  bool
+	sentAny   bool
 
 	// RTT estimator (RFC 6298) and RACK state.
 	srtt, rttvar, minRTT, lastRTT units.Time
