@@ -20,6 +20,8 @@ type Plan struct {
 	Switches []Switch `json:"switches"`
 	// Links in the topology's order.
 	Links []Link `json:"links"`
+	// Seed is the seed the plan was built with (switch seeds derive from it).
+	Seed uint64 `json:"seed"`
 }
 
 // Host is one host node.

@@ -1,0 +1,166 @@
+package plan
+
+import (
+	"fmt"
+	"net/netip"
+
+	"reef/units"
+	"reef/wire"
+)
+
+// LinkHop is one link of a path, in the direction of travel.
+type LinkHop struct {
+	// Link indexes Plan.Links.
+	Link int `json:"link"`
+	// From and To name the nodes at the start and the end of the hop.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Forward is true when the hop goes from the link's A end to its B end.
+	Forward bool `json:"forward"`
+}
+
+// AckBytes is the size of a reef ACK without SACK blocks or INT slots (Ethernet header
+// included): what BaseRTT serialises on the way back.
+const AckBytes = units.Bytes(wire.Overhead)
+
+// graph indexes a plan for path walks; built per call, so a Plan stays a plain value.
+type graph struct {
+	p        *Plan
+	switches map[string]int
+	// portLink[s][port] is the link behind port of switch s.
+	portLink [][]int
+}
+
+func newGraph(p *Plan) *graph {
+	g := &graph{p: p, switches: make(map[string]int, len(p.Switches)), portLink: make([][]int, len(p.Switches))}
+	for i, s := range p.Switches {
+		g.switches[s.Config.Name] = i
+		g.portLink[i] = make([]int, len(s.Config.Ports))
+		for j := range g.portLink[i] {
+			g.portLink[i][j] = -1
+		}
+	}
+	for li, l := range p.Links {
+		for _, e := range []Endpoint{l.A, l.B} {
+			if s, ok := g.switches[e.Node]; ok && !e.IsHost && e.Port >= 0 && e.Port < len(g.portLink[s]) {
+				g.portLink[s][e.Port] = li
+			}
+		}
+	}
+	return g
+}
+
+// hop returns the hop over link li leaving node from.
+func (g *graph) hop(li int, from string) LinkHop {
+	l := g.p.Links[li]
+	if l.A.Node == from {
+		return LinkHop{Link: li, From: from, To: l.B.Node, Forward: true}
+	}
+	return LinkHop{Link: li, From: from, To: l.A.Node, Forward: false}
+}
+
+// route returns the ports of switch s's longest-prefix route to dst.
+func (g *graph) route(s int, dst netip.Addr) []int {
+	best, bits := []int(nil), -1
+	for _, r := range g.p.Switches[s].Config.Routes {
+		if r.Prefix.Contains(dst) && r.Prefix.Bits() > bits {
+			best, bits = r.Ports, r.Prefix.Bits()
+		}
+	}
+	return best
+}
+
+// paths returns every path from host src to host dst the switches' routes allow.
+func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
+	hs, ok := g.p.HostByName(src)
+	if !ok {
+		return nil, fmt.Errorf("plan: no host %q", src)
+	}
+	hd, ok := g.p.HostByName(dst)
+	if !ok {
+		return nil, fmt.Errorf("plan: no host %q", dst)
+	}
+	if src == dst {
+		return nil, fmt.Errorf("plan: path from %s to itself", src)
+	}
+	if hs.Link < 0 || hs.Link >= len(g.p.Links) {
+		return nil, fmt.Errorf("plan: host %s has no link", src)
+	}
+	first := g.hop(hs.Link, src)
+	var out [][]LinkHop
+	onPath := map[int]bool{}
+	var walk func(sw int, prefix []LinkHop)
+	walk = func(sw int, prefix []LinkHop) {
+		if onPath[sw] || len(prefix) > len(g.p.Switches)+1 {
+			return // a routing loop (only in a hand-edited plan)
+		}
+		onPath[sw] = true
+		defer delete(onPath, sw)
+		for _, port := range g.route(sw, hd.Config.Addr) {
+			if port < 0 || port >= len(g.portLink[sw]) || g.portLink[sw][port] < 0 {
+				continue
+			}
+			h := g.hop(g.portLink[sw][port], g.p.Switches[sw].Config.Name)
+			path := append(prefix[:len(prefix):len(prefix)], h)
+			if h.To == dst {
+				out = append(out, path)
+			} else if next, ok := g.switches[h.To]; ok {
+				walk(next, path)
+			}
+		}
+	}
+	if s, ok := g.switches[first.To]; ok {
+		walk(s, []LinkHop{first})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("plan: no route from %s to %s", src, dst)
+	}
+	return out, nil
+}
+
+// Paths returns every equal-cost path from host src to host dst that the switches'
+// routes allow, as sequences of directed links, in a stable order (lowest ports first:
+// the first path is the one MaxMin assumes for a flow that is not sprayed).
+func (p *Plan) Paths(src, dst string) ([][]LinkHop, error) {
+	return newGraph(p).paths(src, dst)
+}
+
+// BaseRTT is the round-trip time from src to dst and back on an idle network: along the
+// fastest path each way, every link adds its propagation delay and the serialisation of
+// the packet at the link's rate (store and forward at every hop): a packetBytes data
+// packet forward and an AckBytes ACK back. Receiver turnaround is not included.
+func (p *Plan) BaseRTT(src, dst string, packetBytes units.Bytes) (units.Time, error) {
+	return p.BaseRTTAck(src, dst, packetBytes, AckBytes)
+}
+
+// BaseRTTAck is BaseRTT with an explicit ACK size.
+func (p *Plan) BaseRTTAck(src, dst string, packetBytes, ackBytes units.Bytes) (units.Time, error) {
+	g := newGraph(p)
+	fwd, err := g.paths(src, dst)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := g.paths(dst, src)
+	if err != nil {
+		return 0, err
+	}
+	return p.fastest(fwd, packetBytes) + p.fastest(rev, ackBytes), nil
+}
+
+// OneWay is the time a b-byte packet takes along path on an idle network.
+func (p *Plan) OneWay(path []LinkHop, b units.Bytes) units.Time {
+	var t units.Time
+	for _, h := range path {
+		l := p.Links[h.Link]
+		t += l.Delay + l.Rate.TxTime(b)
+	}
+	return t
+}
+
+func (p *Plan) fastest(paths [][]LinkHop, b units.Bytes) units.Time {
+	best := units.Never
+	for _, path := range paths {
+		best = min(best, p.OneWay(path, b))
+	}
+	return best
+}

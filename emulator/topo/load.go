@@ -1,0 +1,379 @@
+package topo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// Load reads, expands and validates the topology file at path.
+func Load(path string) (*Topology, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("topo: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes, expands and validates a topology document; file names it in messages.
+func Parse(file string, data []byte) (*Topology, error) {
+	return ParseAt(file, data, 1)
+}
+
+// ParseAt is Parse for a document that starts at line firstLine of file (a topology
+// cut out of a larger file): every message points at the line in file.
+func ParseAt(file string, data []byte, firstLine int) (*Topology, error) {
+	if firstLine > 1 {
+		// Shift every position by padding with newlines: exact, and columns stay right.
+		data = append([]byte(strings.Repeat("\n", firstLine-1)), data...)
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(file, err)
+	}
+	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return nil, fmt.Errorf("%s: empty topology; want a mapping with name and nodes/links or a generator", file)
+	}
+	if len(f.Docs) > 1 {
+		return nil, fmt.Errorf("%s: %d YAML documents; want one topology", file, len(f.Docs))
+	}
+	return DecodeNode(file, f.Docs[0].Body)
+}
+
+// DecodeNode decodes, expands and validates a topology from node, a YAML mapping parsed
+// by github.com/goccy/go-yaml (for example the value of a topology: key in an
+// experiment file). Positions in messages are node's own, so they point into file.
+func DecodeNode(file string, node ast.Node) (*Topology, error) {
+	if node == nil {
+		return nil, fmt.Errorf("%s: empty topology", file)
+	}
+	var raw rawFile
+	if err := yaml.NodeToValue(node, &raw, yaml.Strict()); err != nil {
+		return nil, yamlError(file, err)
+	}
+	r := &resolver{file: file, root: node, raw: &raw}
+	t := r.resolve()
+	if len(r.errs) > 0 {
+		return nil, joinUnique(r.errs)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// yamlError turns a goccy error into "file:line:col: message".
+func yamlError(file string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		p := ye.GetToken().Position
+		return fmt.Errorf("%s:%d:%d: %s", file, p.Line, p.Column, ye.GetMessage())
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
+// joinUnique joins errs, dropping repeats (a bad default reported once, not per link).
+func joinUnique(errs []error) error {
+	seen := map[string]bool{}
+	var out []error
+	for _, e := range errs {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	return errors.Join(out...)
+}
+
+// fieldPath names a field in the document: string keys and int sequence indices.
+type fieldPath []any
+
+func at(p ...any) fieldPath { return p }
+
+// with returns p extended by more elements, never sharing p's backing array.
+func (p fieldPath) with(more ...any) fieldPath {
+	return append(slices.Clip(p), more...)
+}
+
+func (p fieldPath) String() string {
+	var b strings.Builder
+	for i, e := range p {
+		switch v := e.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(v) + "]")
+		case string:
+			if plainKey(v) {
+				if i > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(v)
+			} else {
+				b.WriteString("[" + strconv.Quote(v) + "]")
+			}
+		}
+	}
+	return b.String()
+}
+
+func plainKey(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// lineOf returns the line of the deepest node along p under root (the key's line for a
+// mapping entry), or 0 when root has no position.
+func lineOf(root ast.Node, p fieldPath) int {
+	line := tokenLine(root)
+	n := root
+	for _, e := range p {
+		n = unwrap(n)
+		var next ast.Node
+		switch v := e.(type) {
+		case string:
+			for _, mv := range mappingValues(n) {
+				if keyString(mv.Key) == v {
+					line = tokenLine(mv.Key)
+					next = mv.Value
+					break
+				}
+			}
+		case int:
+			if s, ok := n.(*ast.SequenceNode); ok && v >= 0 && v < len(s.Values) {
+				next = s.Values[v]
+				if l := tokenLine(next); l > 0 {
+					line = l
+				}
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return line
+}
+
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.DocumentNode:
+			n = v.Body
+		default:
+			return n
+		}
+	}
+}
+
+func mappingValues(n ast.Node) []*ast.MappingValueNode {
+	switch v := n.(type) {
+	case *ast.MappingNode:
+		return v.Values
+	case *ast.MappingValueNode:
+		return []*ast.MappingValueNode{v}
+	}
+	return nil
+}
+
+func keyString(k ast.MapKeyNode) string {
+	if k == nil {
+		return ""
+	}
+	if tk := k.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return k.String()
+}
+
+func tokenLine(n ast.Node) int {
+	if n == nil {
+		return 0
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line
+	}
+	return 0
+}
+
+// mapKeys returns the keys of the mapping at p under root, in file order.
+func mapKeys(root ast.Node, p fieldPath) []string {
+	n := unwrap(root)
+	for _, e := range p {
+		var next ast.Node
+		switch v := e.(type) {
+		case string:
+			for _, mv := range mappingValues(n) {
+				if keyString(mv.Key) == v {
+					next = mv.Value
+				}
+			}
+		case int:
+			if s, ok := n.(*ast.SequenceNode); ok && v >= 0 && v < len(s.Values) {
+				next = s.Values[v]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = unwrap(next)
+	}
+	var keys []string
+	for _, mv := range mappingValues(n) {
+		keys = append(keys, keyString(mv.Key))
+	}
+	return keys
+}
+
+// The raw document, as decoded strictly by goccy. Quantities stay strings so that each
+// bad one is reported with its own position (goccy drops positions of TextUnmarshaler
+// errors) and all of them are reported, not only the first.
+
+type rawFile struct {
+	Name      string                 `yaml:"name"`
+	Defaults  *rawParams             `yaml:"defaults"`
+	Classes   map[string]rawParams   `yaml:"classes"`
+	Nodes     []rawNode              `yaml:"nodes"`
+	Links     []rawLink              `yaml:"links"`
+	Generator *rawGenerator          `yaml:"generator"`
+	Overrides []rawOverride          `yaml:"overrides"`
+	Switches  map[string]rawFeatures `yaml:"switches"`
+}
+
+type rawParams struct {
+	Rate   *string `yaml:"rate"`
+	Delay  *string `yaml:"delay"`
+	Buffer *string `yaml:"buffer"`
+	MTU    *int    `yaml:"mtu"`
+	PFC    *rawPFC `yaml:"pfc"`
+}
+
+type rawPFC struct {
+	XOff *string `yaml:"xoff"`
+	XOn  *string `yaml:"xon"`
+}
+
+type rawNode struct {
+	Name string `yaml:"name"`
+	Kind string `yaml:"kind"`
+}
+
+// rawLink is a link in brief form ([a, b]) or long form.
+type rawLink struct {
+	A, B   string
+	Class  string
+	Params rawParams
+	Brief  bool
+}
+
+type rawLinkLong struct {
+	A      string  `yaml:"a"`
+	B      string  `yaml:"b"`
+	Class  string  `yaml:"class"`
+	Rate   *string `yaml:"rate"`
+	Delay  *string `yaml:"delay"`
+	Buffer *string `yaml:"buffer"`
+	MTU    *int    `yaml:"mtu"`
+	PFC    *rawPFC `yaml:"pfc"`
+}
+
+// UnmarshalYAML decodes either form.
+func (l *rawLink) UnmarshalYAML(n ast.Node) error {
+	if s, ok := unwrap(n).(*ast.SequenceNode); ok {
+		var v []string
+		if err := yaml.NodeToValue(s, &v, yaml.Strict()); err != nil {
+			return err
+		}
+		if len(v) != 2 {
+			return &briefError{tk: s.GetToken(), n: len(v)}
+		}
+		*l = rawLink{A: v[0], B: v[1], Brief: true}
+		return nil
+	}
+	var long rawLinkLong
+	if err := yaml.NodeToValue(n, &long, yaml.Strict()); err != nil {
+		return err
+	}
+	*l = rawLink{A: long.A, B: long.B, Class: long.Class, Params: rawParams{
+		Rate: long.Rate, Delay: long.Delay, Buffer: long.Buffer, MTU: long.MTU, PFC: long.PFC}}
+	return nil
+}
+
+type rawOverride = rawLinkLong
+
+type rawFeatures struct {
+	ECN *rawECN `yaml:"ecn"`
+	INT *rawINT `yaml:"int"`
+	LB  *rawLB  `yaml:"lb"`
+}
+
+type rawECN struct {
+	Mode string   `yaml:"mode"`
+	K    *string  `yaml:"k"`
+	Min  *string  `yaml:"min"`
+	Max  *string  `yaml:"max"`
+	PMax *float64 `yaml:"pmax"`
+}
+
+type rawINT struct {
+	Mode    string  `yaml:"mode"`
+	MPDUnit *string `yaml:"mpd_unit"`
+}
+
+type rawLB struct {
+	Mode       string  `yaml:"mode"`
+	FlowletGap *string `yaml:"flowlet_gap"`
+	Quantum    *string `yaml:"quantum"`
+}
+
+type rawGenerator struct {
+	Kind             string   `yaml:"kind"`
+	Hosts            *int     `yaml:"hosts"`
+	HostsLeft        *int     `yaml:"hosts_left"`
+	HostsRight       *int     `yaml:"hosts_right"`
+	Hops             *int     `yaml:"hops"`
+	HostsPerSwitch   []int    `yaml:"hosts_per_switch"`
+	ReverseSenders   *int     `yaml:"reverse_senders"`
+	Bottleneck       *string  `yaml:"bottleneck"`
+	Spines           *int     `yaml:"spines"`
+	Leaves           *int     `yaml:"leaves"`
+	HostsPerLeaf     *int     `yaml:"hosts_per_leaf"`
+	Oversubscription *float64 `yaml:"oversubscription"`
+	K                *int     `yaml:"k"`
+}
+
+// briefError is a brief-form link without exactly two node names.
+type briefError struct {
+	tk *token.Token
+	n  int
+}
+
+func (e *briefError) Error() string { return e.GetMessage() }
+
+// GetToken returns the link's token (for its position).
+func (e *briefError) GetToken() *token.Token { return e.tk }
+
+// GetMessage says what was wrong.
+func (e *briefError) GetMessage() string {
+	return fmt.Sprintf("brief link form has %d names; want exactly two, [a, b]", e.n)
+}
+
+// FormatError formats like goccy's own errors.
+func (e *briefError) FormatError(bool, bool) string { return e.Error() }
