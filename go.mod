@@ -19,7 +19,8 @@ require (
 	github.com/vishvananda/netlink v1.3.1 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/image v0.25.0 // indirect
+	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/text v0.37.0 // indirect
 	gonum.org/v1/plot v0.16.0 // indirect
 )
