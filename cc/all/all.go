@@ -1,0 +1,7 @@
+// Package all links every reef congestion-control algorithm into the binary: import it
+// for its side effect, and each algorithm registers itself with package cc.
+package all
+
+import (
+	_ "reef/cc/swift"
+)
