@@ -25,11 +25,11 @@ func (e *Error) Error() string {
 type tokKind int
 
 const (
-	tEOF tokKind = iota
-	tNum         // number with an optional unit suffix: 0.85, 50us, 100Mbps, 90%
-	tIdent       // name: victim, goodput, s1
-	tStr         // quoted string: 'poseidon'
-	tOp          // punctuation and operators
+	tEOF   tokKind = iota
+	tNum           // number with an optional unit suffix: 0.85, 50us, 100Mbps, 90%
+	tIdent         // name: victim, goodput, s1
+	tStr           // quoted string: 'poseidon'
+	tOp            // punctuation and operators
 )
 
 type token struct {
