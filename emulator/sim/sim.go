@@ -1,0 +1,469 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
+	"reef/hostd"
+	"reef/hostd/transport"
+	"reef/switchd"
+	"reef/units"
+	"reef/wire"
+)
+
+// Sim is one lab wired on an Engine: a switchd.Switch per switch and a hostd.Host per
+// host, each with one pending event at its NextDeadline, plus the scenario's timeline
+// events and the sampler. Not safe for concurrent use.
+type Sim struct {
+	eng      Engine
+	sc       *scenario.Scenario
+	p        *plan.Plan
+	switches []*node
+	hosts    []*node
+	byHost   map[string]*node
+	flows    []flowRec // in scenario order
+	flowIdx  map[uint32]int
+	ports    []results.Port
+	portRef  []portRef
+	sampler  sampler
+	hops     uint64 // frames delivered node to node
+	spins    uint64 // wake-ups that found nothing to do at an unchanged deadline
+	fstats   []hostd.FlowStats
+	pstats   []switchd.PortStats
+	depths   []switchd.Depth
+	finished bool
+}
+
+type flowRec struct {
+	res  results.Flow
+	host *node
+	// idx is the flow's position in its host's FlowStats.
+	idx int
+}
+
+type portRef struct {
+	sw   *node
+	port int
+}
+
+// peer is where a port's frames go.
+type peer struct {
+	n    *node
+	port int
+}
+
+// node drives one switch or host.
+type node struct {
+	s     *Sim
+	sw    *switchd.Switch
+	h     *hostd.Host
+	name  string
+	peers []peer
+	tok   Token
+	armed bool
+	at    units.Time
+	last  units.Time
+	spin  int
+}
+
+// New wires p into an engine and adds sc's flows and events. It fails, creating nothing
+// that outlives it, on a plan or scenario the cores reject.
+func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
+	s := &Sim{sc: sc, p: p, byHost: map[string]*node{}, flowIdx: map[uint32]int{}}
+	var mpdUnit units.Time
+	for _, sp := range p.Switches {
+		if sp.Config.INT.Mode == switchd.INTMPD && mpdUnit == 0 {
+			mpdUnit = sp.Config.INT.MPDUnit
+		}
+	}
+	swByName := map[string]*node{}
+	for i, sp := range p.Switches {
+		cfg := sp.Config
+		if cfg.Seed == 0 {
+			cfg.Seed = sc.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15
+		}
+		sw, err := switchd.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("sim: switch %s: %w", cfg.Name, err)
+		}
+		n := &node{s: s, sw: sw, name: cfg.Name, peers: make([]peer, len(cfg.Ports))}
+		s.switches = append(s.switches, n)
+		swByName[cfg.Name] = n
+	}
+	for _, hp := range p.Hosts {
+		h, err := hostd.New(hp.Config, hostd.Options{MPDUnit: mpdUnit})
+		if err != nil {
+			return nil, fmt.Errorf("sim: host %s: %w", hp.Config.Name, err)
+		}
+		n := &node{s: s, h: h, name: hp.Config.Name, peers: make([]peer, 1)}
+		s.hosts = append(s.hosts, n)
+		s.byHost[hp.Config.Name] = n
+	}
+	end := func(e plan.Endpoint) (*node, int, error) {
+		if e.IsHost {
+			n, ok := s.byHost[e.Node]
+			if !ok {
+				return nil, 0, fmt.Errorf("sim: link end %s: no such host", e.Node)
+			}
+			return n, 0, nil
+		}
+		n, ok := swByName[e.Node]
+		if !ok || e.Port < 0 || e.Port >= len(n.peers) {
+			return nil, 0, fmt.Errorf("sim: link end %s port %d: no such switch port", e.Node, e.Port)
+		}
+		return n, e.Port, nil
+	}
+	for i, l := range p.Links {
+		a, ap, err := end(l.A)
+		if err != nil {
+			return nil, fmt.Errorf("link %d: %w", i, err)
+		}
+		b, bp, err := end(l.B)
+		if err != nil {
+			return nil, fmt.Errorf("link %d: %w", i, err)
+		}
+		a.peers[ap] = peer{b, bp}
+		b.peers[bp] = peer{a, ap}
+	}
+	for _, n := range s.switches {
+		for i := range n.peers {
+			s.portRef = append(s.portRef, portRef{n, i})
+		}
+	}
+	cfgByName := map[string]*switchd.Config{}
+	for i := range p.Switches {
+		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
+	}
+	for _, r := range s.portRef {
+		pc := cfgByName[r.sw.name].Ports[r.port]
+		s.ports = append(s.ports, results.Port{Switch: r.sw.name, Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate})
+	}
+	if err := s.addFlows(); err != nil {
+		return nil, err
+	}
+	for i := range sc.Events {
+		ev := sc.Events[i]
+		if ev.Link < 0 || ev.Link >= len(p.Links) {
+			return nil, fmt.Errorf("sim: event %d: link index %d out of range", i, ev.Link)
+		}
+		switch ev.Kind {
+		case scenario.EventRate, scenario.EventDown, scenario.EventUp:
+		default:
+			return nil, fmt.Errorf("sim: event %d: unknown kind %q", i, ev.Kind)
+		}
+		s.eng.At(ev.At, &linkEvent{s: s, ev: ev})
+	}
+	s.sampler = sampler{s: s}
+	if sc.SampleInterval > 0 {
+		s.eng.At(0, &s.sampler)
+	}
+	for _, n := range s.switches {
+		n.rearm()
+	}
+	for _, n := range s.hosts {
+		n.rearm()
+	}
+	return s, nil
+}
+
+func (s *Sim) addFlows() error {
+	seen := map[uint32]bool{}
+	for i := range s.sc.Flows {
+		f := &s.sc.Flows[i]
+		if seen[f.ID] {
+			return fmt.Errorf("sim: flow %s: id %d used twice", f.Name, f.ID)
+		}
+		seen[f.ID] = true
+		src, ok := s.byHost[f.Src]
+		if !ok {
+			return fmt.Errorf("sim: flow %s: no source host %q", f.Name, f.Src)
+		}
+		dst, ok := s.p.HostAddr(f.Dst)
+		if !ok {
+			return fmt.Errorf("sim: flow %s: no destination host %q", f.Name, f.Dst)
+		}
+		env := src.h.FlowEnv(f.INTHops)
+		hops, rtt, err := pathInfo(s.p, f.Src, f.Dst, env.PacketSize)
+		if err != nil {
+			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
+		}
+		env.BaseRTT, env.PathHops = rtt, hops
+		env.Rand = rand.New(rand.NewPCG(s.sc.Seed, uint64(f.ID)))
+		alg, err := f.Algorithm(env)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		spec := hostd.FlowSpec{ID: f.ID, Name: f.Name, Dst: dst, Size: f.Size, Start: f.Start, Stop: f.Stop,
+			Alg: alg, HopCap: f.INTHops, Ack: transport.AckPolicy{Every: f.AckEvery}, BaseRTT: rtt}
+		if err := src.h.AddFlow(spec); err != nil {
+			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
+		}
+		s.flowIdx[f.ID] = len(s.flows)
+		s.flows = append(s.flows, flowRec{
+			res: results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC,
+				Size: f.Size, Start: f.Start},
+			host: src, idx: len(src.h.FlowStats()) - 1,
+		})
+	}
+	return nil
+}
+
+// ackFrameLen is the wire size of a plain ACK (no SACK blocks, no INT slots).
+const ackFrameLen = wire.Overhead
+
+// pathInfo finds the fewest-hops path from host src to host dst over the plan's links
+// and returns the number of switches on it and its unloaded round-trip time: on each
+// link, propagation plus the serialisation of a data frame of pkt bytes one way and of
+// an ACK back (store and forward).
+func pathInfo(p *plan.Plan, src, dst string, pkt units.Bytes) (hops int, rtt units.Time, err error) {
+	type hop struct {
+		prev string
+		link int
+	}
+	adj := map[string][]int{}
+	for i, l := range p.Links {
+		adj[l.A.Node] = append(adj[l.A.Node], i)
+		adj[l.B.Node] = append(adj[l.B.Node], i)
+	}
+	from := map[string]hop{src: {link: -1}}
+	queue := []string{src}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if cur == dst {
+			break
+		}
+		for _, li := range adj[cur] {
+			l := p.Links[li]
+			next, nextHost := l.B.Node, l.B.IsHost
+			if next == cur {
+				next, nextHost = l.A.Node, l.A.IsHost
+			}
+			if _, ok := from[next]; ok {
+				continue
+			}
+			from[next] = hop{prev: cur, link: li}
+			if !nextHost || next == dst { // hosts do not forward
+				queue = append(queue, next)
+			}
+		}
+	}
+	h, ok := from[dst]
+	if !ok {
+		return 0, 0, fmt.Errorf("no path from %s to %s", src, dst)
+	}
+	links := 0
+	for at := dst; at != src; at = h.prev {
+		h = from[at]
+		l := p.Links[h.link]
+		rtt += 2*l.Delay + l.Rate.TxTime(pkt) + l.Rate.TxTime(ackFrameLen)
+		links++
+	}
+	return links - 1, rtt, nil
+}
+
+// Fire polls the node and hands every frame due to the peer at its Due.
+func (n *node) Fire(now units.Time) {
+	n.armed = false
+	sent := false
+	if n.sw != nil {
+		for {
+			out, ok := n.sw.Poll(now)
+			if !ok {
+				break
+			}
+			sent = true
+			n.deliver(out.Port, out.Due, out.Frame)
+		}
+	} else {
+		for {
+			out, ok := n.h.Poll(now)
+			if !ok {
+				break
+			}
+			sent = true
+			n.deliver(0, out.Due, out.Frame)
+		}
+	}
+	// A node whose deadline stays at now without producing anything would spin; the
+	// cores promise progress, so count it and move on by a nanosecond.
+	if !sent && n.last == now {
+		n.spin++
+	} else {
+		n.spin = 0
+	}
+	n.last = now
+	n.rearm()
+	if n.spin > 16 && n.armed && n.at <= now {
+		n.s.spins++
+		n.s.eng.Reschedule(&n.tok, now+1)
+		n.at = now + 1
+	}
+}
+
+func (n *node) deliver(port int, due units.Time, frame []byte) {
+	p := n.peers[port]
+	if p.n == nil {
+		return // an unwired port: the frame leaves the lab
+	}
+	n.s.hops++
+	if p.n.sw != nil {
+		p.n.sw.Receive(due, p.port, frame)
+	} else {
+		p.n.h.Receive(due, p.port, frame)
+	}
+	p.n.rearm()
+}
+
+// rearm keeps the node's one pending event at its NextDeadline. A deadline that moved
+// later leaves the earlier event in place: an early Poll is harmless.
+func (n *node) rearm() {
+	var d units.Time
+	if n.sw != nil {
+		d = n.sw.NextDeadline()
+	} else {
+		d = n.h.NextDeadline()
+	}
+	if d == units.Never {
+		return
+	}
+	if d < n.s.eng.now {
+		d = n.s.eng.now
+	}
+	switch {
+	case !n.armed:
+		n.tok = n.s.eng.At(d, n)
+		n.armed, n.at = true, d
+	case d < n.at:
+		n.s.eng.Reschedule(&n.tok, d)
+		n.at = d
+	}
+}
+
+// linkEvent applies a timeline event to both ends of a link.
+type linkEvent struct {
+	s  *Sim
+	ev scenario.Event
+}
+
+func (e *linkEvent) Fire(now units.Time) {
+	l := e.s.p.Links[e.ev.Link]
+	for _, end := range []plan.Endpoint{l.A, l.B} {
+		if end.IsHost {
+			continue // a host NIC keeps its rate; the switch side of the link shapes it
+		}
+		for _, n := range e.s.switches {
+			if n.name != end.Node {
+				continue
+			}
+			switch e.ev.Kind {
+			case scenario.EventRate:
+				n.sw.SetPortRate(now, end.Port, e.ev.Rate)
+			case scenario.EventDown:
+				n.sw.SetPortUp(now, end.Port, false)
+			case scenario.EventUp:
+				n.sw.SetPortUp(now, end.Port, true)
+			}
+			n.rearm()
+		}
+	}
+}
+
+// sampler records flow and port samples every SampleInterval.
+type sampler struct {
+	s *Sim
+}
+
+func (sm *sampler) Fire(now units.Time) {
+	sm.s.sample(now)
+	if next := now + sm.s.sc.SampleInterval; next < sm.s.sc.Duration {
+		sm.s.eng.At(next, sm)
+	}
+}
+
+func (s *Sim) sample(now units.Time) {
+	for _, n := range s.hosts {
+		s.fstats = n.h.AppendFlowStats(s.fstats[:0])
+		for i := range s.fstats {
+			st := &s.fstats[i]
+			fi, ok := s.flowIdx[st.ID]
+			if !ok || !st.Started {
+				continue
+			}
+			r := &s.flows[fi].res
+			if st.Done && len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Acked == st.BytesAcked {
+				continue // finished and already recorded at its final state
+			}
+			r.Samples = append(r.Samples, results.FlowSample{T: now, Acked: st.BytesAcked, Cwnd: st.Cwnd,
+				Rate: st.PacingRate, RTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD,
+				Retransmits: int64(st.Retransmits)})
+		}
+	}
+	k := 0
+	for _, n := range s.switches {
+		s.depths = n.sw.Depths(now, s.depths[:0])
+		s.pstats = n.sw.AppendStats(s.pstats[:0])
+		for i := range s.depths {
+			ps := &s.pstats[i]
+			s.ports[k].Samples = append(s.ports[k].Samples, results.PortSample{T: now,
+				QueueBytes: s.depths[i].Backlog, QueueDelay: s.depths[i].Delay,
+				TxBytes: int64(ps.TxBytes), Drops: int64(ps.Dropped()), Marks: int64(ps.ECNMarks)})
+			k++
+		}
+		n.rearm()
+	}
+}
+
+// RunUntil advances the simulation to t (at most the scenario's duration) and returns
+// the number of events fired.
+func (s *Sim) RunUntil(t units.Time) uint64 {
+	t = min(t, s.sc.Duration)
+	return s.eng.Run(t)
+}
+
+// Now is the simulated time reached.
+func (s *Sim) Now() units.Time { return s.eng.Now() }
+
+// Hops is the number of frames delivered from one node to the next so far (packet-hops).
+func (s *Sim) Hops() uint64 { return s.hops }
+
+// Results collects the run's record as of Now: end-of-run counters and every sample
+// taken. WallTime is left for the caller.
+func (s *Sim) Results() *results.Run {
+	now := s.eng.Now()
+	run := &results.Run{Backend: Name, Scenario: s.sc.Name, Duration: now}
+	for _, n := range s.hosts {
+		s.fstats = n.h.AppendFlowStats(s.fstats[:0])
+		for i := range s.fstats {
+			st := &s.fstats[i]
+			fi, ok := s.flowIdx[st.ID]
+			if !ok {
+				continue
+			}
+			r := &s.flows[fi].res
+			r.Acked, r.Retransmits, r.Timeouts = st.BytesAcked, int64(st.Retransmits), int64(st.Timeouts)
+			if st.Done {
+				r.Finish = st.Start + st.FCT
+			}
+		}
+	}
+	for _, f := range s.flows {
+		run.Flows = append(run.Flows, f.res)
+	}
+	k := 0
+	for _, n := range s.switches {
+		s.pstats = n.sw.AppendStats(s.pstats[:0])
+		for i := range s.pstats {
+			ps := &s.pstats[i]
+			p := s.ports[k]
+			p.TxBytes, p.TxPackets = int64(ps.TxBytes), int64(ps.TxPackets)
+			p.Drops, p.Marks, p.PauseTime = int64(ps.Dropped()), int64(ps.ECNMarks), ps.PauseTime
+			run.Ports = append(run.Ports, p)
+			k++
+		}
+	}
+	return run
+}

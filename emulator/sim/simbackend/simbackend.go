@@ -1,0 +1,18 @@
+// Package simbackend registers the sim backend (emulator/sim) under the name "sim", with
+// the wall clock it uses to report how long a run took. It is separate from package sim
+// because sim is a pure core that never reads a clock (DESIGN.md principle 1).
+package simbackend
+
+import (
+	"time"
+
+	"reef/emulator"
+	"reef/emulator/sim"
+	"reef/units"
+)
+
+var epoch = time.Now()
+
+func init() {
+	emulator.Register(sim.Backend{Wall: func() units.Time { return units.Time(time.Since(epoch)) }})
+}
