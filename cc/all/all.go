@@ -3,5 +3,9 @@
 package all
 
 import (
+	_ "reef/cc/dcqcn"
+	_ "reef/cc/dctcp"
+	_ "reef/cc/hpcc"
+	_ "reef/cc/powertcp"
 	_ "reef/cc/swift"
 )
