@@ -31,7 +31,8 @@ func percentileSorted(s []float64, p float64) float64 {
 	if len(s) == 0 {
 		return math.NaN()
 	}
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	// (p·n/100 with a tolerance, so 99.9% of 1000 is rank 999 despite float rounding)
+	rank := int(math.Ceil(p*float64(len(s))/100 - 1e-9))
 	if rank < 1 {
 		rank = 1
 	}

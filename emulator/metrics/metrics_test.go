@@ -1,0 +1,188 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/topo"
+	"reef/units"
+)
+
+func TestPercentileNearestRank(t *testing.T) {
+	ten := []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5} // 1..10 shuffled
+	tests := []struct {
+		xs   []float64
+		p    float64
+		want float64
+	}{
+		{ten, 0, 1},
+		{ten, 10, 1},   // ceil(0.1*10)=1 → 1st
+		{ten, 11, 2},   // ceil(1.1)=2 → 2nd
+		{ten, 50, 5},   // ceil(5)=5 → 5th
+		{ten, 90, 9},   // 9th
+		{ten, 99, 10},  // ceil(9.9)=10
+		{ten, 100, 10}, // max
+		{[]float64{42}, 99.9, 42},
+		{[]float64{3, 1, 2}, 50, 2}, // ceil(1.5)=2
+	}
+	for _, tt := range tests {
+		if got := Percentile(tt.xs, tt.p); got != tt.want {
+			t.Errorf("Percentile(%v, %v) = %v, want %v", tt.xs, tt.p, got, tt.want)
+		}
+	}
+	if !math.IsNaN(Percentile(nil, 50)) {
+		t.Error("Percentile of no samples is not NaN")
+	}
+	if ten[0] != 10 {
+		t.Error("Percentile sorted its input in place")
+	}
+	// 1000 samples: p999 is the 999th, p99 the 990th.
+	var k []float64
+	for i := 1000; i >= 1; i-- {
+		k = append(k, float64(i))
+	}
+	s := Summarize(k)
+	if s.P999 != 999 || s.P99 != 990 || s.P50 != 500 || s.Min != 1 || s.Max != 1000 || s.Mean != 500.5 || s.Count != 1000 {
+		t.Errorf("Summarize(1..1000) = %+v", s)
+	}
+}
+
+func TestJainMeanStd(t *testing.T) {
+	tests := []struct {
+		xs        []float64
+		jain      float64
+		mean, std float64
+	}{
+		{[]float64{5, 5, 5, 5}, 1, 5, 0},
+		{[]float64{10, 0, 0, 0}, 0.25, 2.5, math.Sqrt((7.5*7.5 + 3*2.5*2.5) / 4)},
+		{[]float64{1, 3}, 16.0 / 20, 2, 1}, // (1+3)²/(2·(1+9))
+	}
+	for _, tt := range tests {
+		if got := Jain(tt.xs); math.Abs(got-tt.jain) > 1e-12 {
+			t.Errorf("Jain(%v) = %v, want %v", tt.xs, got, tt.jain)
+		}
+		if got := Mean(tt.xs); math.Abs(got-tt.mean) > 1e-12 {
+			t.Errorf("Mean(%v) = %v, want %v", tt.xs, got, tt.mean)
+		}
+		if got := StdDev(tt.xs); math.Abs(got-tt.std) > 1e-12 {
+			t.Errorf("StdDev(%v) = %v, want %v", tt.xs, got, tt.std)
+		}
+	}
+	for _, xs := range [][]float64{nil, {0, 0}} {
+		if !math.IsNaN(Jain(xs)) {
+			t.Errorf("Jain(%v) is not NaN", xs)
+		}
+	}
+}
+
+func TestGoodput(t *testing.T) {
+	ms := units.Millisecond
+	// Flow starts at 1ms; 1000 bytes acked per ms after that, sampled every ms up to 5ms.
+	var s []results.FlowSample
+	for i := 2; i <= 5; i++ {
+		s = append(s, results.FlowSample{T: units.Time(i) * ms, Acked: units.Bytes(1000 * (i - 1))})
+	}
+	tests := []struct {
+		from, to units.Time
+		want     units.Rate
+	}{
+		{1 * ms, 5 * ms, 8 * units.Mbps},        // 4000 B in 4 ms
+		{2 * ms, 4 * ms, 8 * units.Mbps},        // on samples
+		{2500 * units.Microsecond, 3 * ms, 8e6}, // interpolated
+		{0, 1 * ms, 0},                          // before the start
+		{0, 2 * ms, 4 * units.Mbps},             // 1000 B in 2 ms
+		{5 * ms, 10 * ms, 0},                    // after the last sample: flat
+		{3 * ms, 3 * ms, 0},                     // empty window
+	}
+	for _, tt := range tests {
+		if got := Goodput(1*ms, s, tt.from, tt.to); got != tt.want {
+			t.Errorf("Goodput(%v, %v) = %v, want %v", tt.from, tt.to, got, tt.want)
+		}
+	}
+	rs := RateSeries(1*ms, s, 2*ms)
+	// At 2ms the window clamps to the start (1ms): 1000 B in 1 ms = 8 Mbps; then 2000 B / 2 ms.
+	if len(rs) != 4 || rs[0].Rate != 8e6 || rs[3].Rate != 8e6 || rs[3].T != 5*ms {
+		t.Errorf("RateSeries = %+v", rs)
+	}
+}
+
+func TestConvergenceTime(t *testing.T) {
+	pts := func(share float64, rates ...float64) []Point {
+		var out []Point
+		for i, r := range rates {
+			out = append(out, Point{T: units.Time(i+1) * units.Millisecond, Rate: r, Share: share})
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		series [][]Point
+		from   units.Time
+		want   units.Time
+		ok     bool
+	}{
+		{"already converged", [][]Point{pts(100, 100, 95, 105)}, 0, 1 * units.Millisecond, true},
+		// second flow leaves the band at 3ms (80 < 90) and is back at 4ms.
+		{"last flow decides", [][]Point{pts(100, 50, 100, 100, 100), pts(100, 10, 95, 80, 91)}, 0, 4 * units.Millisecond, true},
+		{"never", [][]Point{pts(100, 100, 100, 120)}, 0, 0, false},
+		{"from an event", [][]Point{pts(100, 0, 0, 50, 99, 101)}, 2 * units.Millisecond, 2 * units.Millisecond, true},
+		{"inactive points ignored", [][]Point{pts(100, 100, 100), pts(0, 5, 5)}, 0, 1 * units.Millisecond, true},
+		{"no samples", nil, 0, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ConvergenceTime(tt.series, tt.from, 10*units.Millisecond, 0.1)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: ConvergenceTime = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestSlowdownAndBuckets(t *testing.T) {
+	if got := Slowdown(30*units.Microsecond, 10*units.Microsecond); got != 3 {
+		t.Errorf("Slowdown = %v, want 3", got)
+	}
+	if !math.IsNaN(Slowdown(1, 0)) {
+		t.Error("Slowdown with no ideal is not NaN")
+	}
+	// 100 KB at 100 Mbps is 8 ms, plus the base RTT.
+	if got := IdealFCT(100*units.Kilobyte, 100*units.Mbps, 50*units.Microsecond); got != 8050*units.Microsecond {
+		t.Errorf("IdealFCT = %v", got)
+	}
+	bs := DefaultBuckets()
+	for _, tt := range []struct {
+		size units.Bytes
+		want string
+	}{{1, "small"}, {99_999, "small"}, {100_000, "medium"}, {999_999, "medium"}, {1_000_000, "large"}, {1 << 40, "large"}} {
+		if i := BucketOf(bs, tt.size); i < 0 || bs[i].Name != tt.want {
+			t.Errorf("BucketOf(%v) = %d, want %s", tt.size, i, tt.want)
+		}
+	}
+}
+
+func TestFairShares(t *testing.T) {
+	// Dumbbell, 2 hosts a side, every link 100 Mbps: two flows share s1→s2 (50 each); a
+	// third flow h3→h1 goes the other way and gets its NIC's 100 Mbps.
+	tp, err := topo.Parse("t.yaml", []byte("name: t\ndefaults: {rate: 100Mbps, delay: 10us, buffer: 1MB, mtu: 1500}\ngenerator: {kind: dumbbell, hosts: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FairShares(p, []FlowEnds{{"h1", "h3", true}, {"h2", "h4", true}, {"h3", "h1", true}, {"h1", "h4", false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []units.Rate{50 * units.Mbps, 50 * units.Mbps, 100 * units.Mbps, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("FairShares[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if _, err := FairShares(p, []FlowEnds{{"h1", "h9", true}}); err == nil {
+		t.Error("FairShares accepted a flow to a missing host")
+	}
+}
