@@ -2,6 +2,7 @@ package switchd
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"testing"
 
@@ -149,3 +150,5 @@ func dataOnly(out []sent) []sent {
 }
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+func newTestRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }

@@ -9,20 +9,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"reef/switchd"
 	"reef/units"
 )
 
-// Out is one frame the node releases: the port to send it on, its bytes (valid until the
-// next call on the node) and the time it was due. It mirrors switchd.Out field for field,
-// so a switchd.Out converts with Out(o).
-type Out struct {
-	Port  int
-	Frame []byte
-	Due   units.Time
-}
-
-// Node is the sans-I/O side of the node contract (see the reef brief): switchd.Switch
-// satisfies it through a one-line adapter converting its Out.
+// Node is the sans-I/O side of the node contract (see the reef brief); *switchd.Switch
+// satisfies it.
 type Node interface {
 	// Receive hands the node a frame that arrived on port at now; the node copies
 	// what it keeps.
@@ -30,7 +22,7 @@ type Node interface {
 	// NextDeadline is the earliest time Poll may return a frame (units.Never: idle).
 	NextDeadline() units.Time
 	// Poll returns the next frame due at or before now.
-	Poll(now units.Time) (Out, bool)
+	Poll(now units.Time) (switchd.Out, bool)
 }
 
 // Config configures a Driver.
@@ -45,6 +37,13 @@ type Config struct {
 	// where it may read the node (for example to snapshot its Stats).
 	Tick   units.Time
 	OnTick func(now units.Time, st *Stats)
+	// RTPriority, when > 0, runs the datapath thread under SCHED_FIFO at that priority
+	// (1..99), so wakeups preempt ordinary (CFS) work on a busy machine. The loop blocks
+	// in epoll_wait, and the kernel's RT throttling bounds it anyway.
+	RTPriority int
+	// Spin, when > 0, arms the timer Spin early and busy-polls the rings and the clock
+	// for the rest of the wait: it trades CPU for release precision.
+	Spin units.Time
 }
 
 // Stats are the driver's own counters (the node keeps the pipeline's).
@@ -125,6 +124,12 @@ func (d *Driver) Run(ctx context.Context) error {
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("afpacket: timer slack: %w", err)
 	}
+	if d.cfg.RTPriority > 0 {
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(d.cfg.RTPriority)}
+		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+			return fmt.Errorf("afpacket: SCHED_FIFO %d: %w", d.cfg.RTPriority, err)
+		}
+	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("afpacket: epoll: %w", err)
@@ -190,35 +195,37 @@ func (d *Driver) Run(ctx context.Context) error {
 				_, _ = unix.Read(tfd, buf8[:])
 				if armed != units.Never {
 					d.stats.TimerWakes++
-					d.recordLate(now - armed)
+					d.recordLate(now - armed - d.cfg.Spin)
 				}
 				armed = units.Never
 			}
 		}
-		for i, p := range d.ports {
-			p.Drain(now, d.node, i, perWake)
-		}
-		for range 4 {
-			for {
-				o, ok := d.node.Poll(now)
-				if !ok {
-					break
-				}
-				if o.Port >= 0 && o.Port < len(d.ports) {
-					_ = d.ports[o.Port].Write(o.Frame) // failures are counted per port
-				}
-			}
-			if d.node.NextDeadline() > now {
+		d.step(now, perWake)
+		// Spin: while the next deadline is closer than Spin, poll rings and clock.
+		for d.cfg.Spin > 0 {
+			next := d.node.NextDeadline()
+			now = d.cfg.Clock.Now()
+			if next == units.Never || next-now > d.cfg.Spin {
 				break
 			}
-			now = d.cfg.Clock.Now()
+			if next <= now {
+				d.step(now, perWake)
+				continue
+			}
+			for i, p := range d.ports {
+				p.Drain(now, d.node, i, perWake)
+			}
 		}
 		if now >= nextTick {
 			d.snapshot()
 			d.cfg.OnTick(now, &d.stats)
 			nextTick = now + d.cfg.Tick
 		}
-		next := min(d.node.NextDeadline(), nextTick)
+		next := d.node.NextDeadline()
+		if next != units.Never {
+			next -= d.cfg.Spin
+		}
+		next = min(next, nextTick)
 		if next != armed {
 			var its unix.ItimerSpec
 			if next != units.Never {
@@ -229,6 +236,28 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 			armed = next
 		}
+	}
+}
+
+// step drains every ring into the node, then sends everything the node releases.
+func (d *Driver) step(now units.Time, perWake int) {
+	for i, p := range d.ports {
+		p.Drain(now, d.node, i, perWake)
+	}
+	for range 4 {
+		for {
+			o, ok := d.node.Poll(now)
+			if !ok {
+				break
+			}
+			if o.Port >= 0 && o.Port < len(d.ports) {
+				_ = d.ports[o.Port].Write(o.Frame) // failures are counted per port
+			}
+		}
+		if d.node.NextDeadline() > now {
+			return
+		}
+		now = d.cfg.Clock.Now()
 	}
 }
 
