@@ -51,7 +51,7 @@ func (h *Host) NextDeadline() units.Time {
 		d = min(d, f.snd.TimerDeadline())
 		if !h.held {
 			if t := f.snd.SendReadyAt(); t != units.Never {
-				d = min(d, max(s0, t))
+				d = min(d, max(s0, t, f.spec.Start))
 			}
 		}
 	}
@@ -100,8 +100,8 @@ func (h *Host) startNext(now units.Time) {
 		if !f.started {
 			continue
 		}
-		if t := f.snd.SendReadyAt(); t != units.Never && max(s0, t) < dataAt {
-			dataAt, dataIdx = max(s0, t), i
+		if t := f.snd.SendReadyAt(); t != units.Never && max(s0, t, f.spec.Start) < dataAt {
+			dataAt, dataIdx = max(s0, t, f.spec.Start), i
 		}
 	}
 	buf := h.bufs[h.cur]
