@@ -1,0 +1,60 @@
+package scenario
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+
+	"reef/emulator/plan"
+	"reef/hostd"
+	"reef/hostd/transport"
+	"reef/units"
+)
+
+// HostFlow is a flow ready for its source host: the scenario's Flow with what the plan
+// says about its path. The controller computes it (it has the plan); a host daemon that
+// gets it over JSON needs nothing else to build the flow.
+type HostFlow struct {
+	Flow
+	// DstAddr is the destination host's address.
+	DstAddr netip.Addr `json:"dst_addr"`
+	// BaseRTT is the path's unloaded round-trip time for a full data packet and its ACK;
+	// PathHops the switches on it.
+	BaseRTT  units.Time `json:"base_rtt"`
+	PathHops int        `json:"path_hops"`
+}
+
+// Resolve computes the HostFlow of f for a source host whose NIC carries full data
+// frames of packetBytes.
+func (f *Flow) Resolve(p *plan.Plan, packetBytes units.Bytes) (HostFlow, error) {
+	dst, ok := p.HostAddr(f.Dst)
+	if !ok {
+		return HostFlow{}, fmt.Errorf("flow %s: no destination host %q", f.Name, f.Dst)
+	}
+	if _, ok := p.HostByName(f.Src); !ok {
+		return HostFlow{}, fmt.Errorf("flow %s: no source host %q", f.Name, f.Src)
+	}
+	rtt, err := p.BaseRTT(f.Src, f.Dst, packetBytes)
+	if err != nil {
+		return HostFlow{}, fmt.Errorf("flow %s: %w", f.Name, err)
+	}
+	paths, err := p.Paths(f.Src, f.Dst)
+	if err != nil || len(paths) == 0 {
+		return HostFlow{}, fmt.Errorf("flow %s: no path from %s to %s", f.Name, f.Src, f.Dst)
+	}
+	return HostFlow{Flow: *f, DstAddr: dst, BaseRTT: rtt, PathHops: len(paths[0]) - 1}, nil
+}
+
+// Spec builds the hostd.FlowSpec for h, with a fresh congestion controller whose random
+// source is seeded from (seed, flow ID), so every backend builds the same flow.
+func (hf *HostFlow) Spec(h *hostd.Host, seed uint64) (hostd.FlowSpec, error) {
+	env := h.FlowEnv(hf.INTHops)
+	env.BaseRTT, env.PathHops = hf.BaseRTT, hf.PathHops
+	env.Rand = rand.New(rand.NewPCG(seed, uint64(hf.ID)))
+	alg, err := hf.Algorithm(env)
+	if err != nil {
+		return hostd.FlowSpec{}, err
+	}
+	return hostd.FlowSpec{ID: hf.ID, Name: hf.Name, Dst: hf.DstAddr, Size: hf.Size, Start: hf.Start, Stop: hf.Stop,
+		Alg: alg, HopCap: hf.INTHops, Ack: transport.AckPolicy{Every: hf.AckEvery}, BaseRTT: hf.BaseRTT}, nil
+}

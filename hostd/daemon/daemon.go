@@ -1,0 +1,175 @@
+// Package daemon runs one emulated host for real: it builds the pure host (hostd.Host)
+// from a Job the controller wrote, drives it over the host's interface with the AF_PACKET
+// driver (the same one the switches use), samples every flow at the job's interval, and
+// at the end of the run writes what it measured as results.Flow records. cmd/hostd is
+// its thin main; the netns and docker backends write the jobs and read the outputs.
+//
+// Where it sits in the flow:
+//
+//	controller ── job.json ──► hostd (this package) ── output.json ──► controller
+//	                               │
+//	        eth0 ◄── AF_PACKET ──► hostd.Host (transport, cc/, NIC pacer)
+//
+// The kernel keeps its own stack on the same interface (ping, iperf3 still work); the
+// daemon holds the reef UDP port so the kernel does not answer reef packets with ICMP
+// port-unreachable.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"reef/emulator/results"
+	"reef/emulator/scenario"
+	"reef/hostd"
+	"reef/switchd"
+	"reef/switchd/afpacket"
+	"reef/units"
+	"reef/wire"
+)
+
+// Job is what the controller hands one host daemon.
+type Job struct {
+	// Host is the planner's configuration of this host.
+	Host hostd.Config `json:"host"`
+	// MPDUnit is the lab's Poseidon MPD unit (0 when no switch stamps MPD).
+	MPDUnit units.Time `json:"mpd_unit,omitempty"`
+	// Seed is the run's seed (flows seed their algorithms from it and their ID).
+	Seed uint64 `json:"seed"`
+	// Duration is the lab time at which the daemon stops and writes its output.
+	Duration units.Time `json:"duration"`
+	// SampleInterval is how often every flow is sampled (lab time).
+	SampleInterval units.Time `json:"sample_interval"`
+	// Flows are the flows this host sends.
+	Flows []scenario.HostFlow `json:"flows"`
+}
+
+// Output is what a host daemon writes at the end of its run.
+type Output struct {
+	Host string `json:"host"`
+	// Flows are this host's sending flows with their time series.
+	Flows []results.Flow `json:"flows"`
+	// Receivers are the flows this host received.
+	Receivers []hostd.ReceiverStats `json:"receivers"`
+	// Stats are host-wide counters; Driver the I/O driver's, incl. timer lateness.
+	Stats  hostd.HostStats `json:"stats"`
+	Driver afpacket.Stats  `json:"driver"`
+}
+
+// ReadJob reads a job file.
+func ReadJob(path string) (*Job, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hostd: %w", err)
+	}
+	var j Job
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("hostd: job %s: %w", path, err)
+	}
+	return &j, nil
+}
+
+// nodeAdapter lets the switch driver drive a host (one port).
+type nodeAdapter struct{ h *hostd.Host }
+
+func (a nodeAdapter) Receive(now units.Time, port int, frame []byte) { a.h.Receive(now, port, frame) }
+func (a nodeAdapter) NextDeadline() units.Time                       { return a.h.NextDeadline() }
+func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
+	o, ok := a.h.Poll(now)
+	return switchd.Out{Port: o.Port, Frame: o.Frame, Due: o.Due}, ok
+}
+
+// Run executes job on the host's interface in the calling thread's network namespace
+// until the job's duration has passed on clock (or ctx ends), and returns the output.
+// ready, when non-nil, is called once the interface is open.
+func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger, ready func()) (*Output, error) {
+	h, err := hostd.New(job.Host, hostd.Options{MPDUnit: job.MPDUnit, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{Host: job.Host.Name}
+	for i := range job.Flows {
+		f := &job.Flows[i]
+		spec, err := f.Spec(h, job.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
+		}
+		if err := h.AddFlow(spec); err != nil {
+			return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
+		}
+		out.Flows = append(out.Flows, results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst,
+			CC: f.CC, Size: f.Size, Start: f.Start})
+	}
+	// Hold the reef port so the kernel drops reef packets quietly instead of answering
+	// with ICMP port unreachable.
+	hold, err := net.ListenUDP("udp4", &net.UDPAddr{IP: job.Host.Addr.AsSlice(), Port: wire.Port})
+	if err != nil {
+		return nil, fmt.Errorf("hostd %s: hold UDP port %d: %w", job.Host.Name, wire.Port, err)
+	}
+	defer hold.Close()
+	_ = hold.SetReadBuffer(4096)
+
+	var (
+		stats       []hostd.FlowStats
+		sampledDone = make([]bool, len(job.Flows)) // a finished flow gets one last sample
+	)
+	sample := func(now units.Time) {
+		stats = h.AppendFlowStats(stats[:0])
+		for i := range stats {
+			s := &stats[i]
+			if !s.Started || sampledDone[i] {
+				continue
+			}
+			sampledDone[i] = s.Done
+			out.Flows[i].Samples = append(out.Flows[i].Samples, results.FlowSampleOf(now, s))
+		}
+	}
+	interval := job.SampleInterval
+	if interval <= 0 {
+		interval = units.Millisecond
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	drv, err := afpacket.Open(nodeAdapter{h}, afpacket.Config{
+		Ports: []string{job.Host.Iface},
+		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
+		// shapes the kernel's own traffic (ping, iperf3).
+		Port:  afpacket.PortOptions{MTU: job.Host.MTU, QdiscBypass: true},
+		Clock: clock,
+		Tick:  interval,
+		OnTick: func(now units.Time, _ *afpacket.Stats) {
+			sample(now)
+			if now >= job.Duration {
+				cancel()
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
+	}
+	defer drv.Close()
+	if ready != nil {
+		ready()
+	}
+	if err := drv.Run(runCtx); err != nil && runCtx.Err() == nil {
+		return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
+	}
+	now := clock.Now()
+	sample(now)
+	finish(out, h)
+	out.Driver = drv.Stats()
+	return out, nil
+}
+
+// finish fills the end-of-run totals.
+func finish(out *Output, h *hostd.Host) {
+	for i, s := range h.FlowStats() {
+		out.Flows[i].Close(&s)
+	}
+	out.Receivers = h.ReceiverStats()
+	out.Stats = h.Stats()
+}
