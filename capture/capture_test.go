@@ -24,7 +24,7 @@ func frames(t *testing.T) [][]byte {
 	data := wire.Header{Type: wire.TypeData, Flags: wire.FlagINT, MPD: 12, FlowID: 7, Seq: 3, TS: 1000,
 		HopCap: 3, PayloadLen: 64, Hops: []wire.Hop{{TS: 11, TxBytes: 22, QLen: 33, RateKbps: 100000}, {TS: 44, TxBytes: 55, QLen: 66, RateKbps: 1000000}}}
 	ack := wire.Header{Type: wire.TypeAck, Flags: wire.FlagECE, MPD: 2, FlowID: 7, Seq: 3, Ack: 2, EchoTS: 1000,
-		Turnaround: 500, EchoMPD: 12, Sacks: []wire.SackBlock{{3, 4}}}
+		Turnaround: 500, EchoMPD: 12, Sacks: []wire.SackBlock{{Start: 3, End: 4}}}
 	var out [][]byte
 	for i, h := range []wire.Header{data, ack} {
 		buf := make([]byte, 1024)
