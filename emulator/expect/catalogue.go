@@ -188,7 +188,7 @@ func buildCatalogue() map[string]*metricDef {
 				}))
 			}},
 		{name: "convergence_time", dim: DimTime, params: []param{{"from", DimTime}},
-			doc:    "time from an event (default: the last change in the set of active flows; or the from argument) until every flow is within 10% of its fair share and stays there until the next change; +Inf if never",
+			doc:    "time from an event (default: the last start or stop among the flows; or the from argument) until every flow is within 10% of its fair share and stays there until the next change; +Inf if never",
 			scalar: func(s subject, args []float64) float64 { return s.env.convergence(s.flows, args) }},
 		{name: "retransmits", dim: DimNone, doc: "total retransmitted packets",
 			scalar: func(s subject, _ []float64) float64 {

@@ -58,10 +58,10 @@ type Port struct {
 // ConvergenceTolerance is the band convergence_time uses: within 10% of the fair share.
 const ConvergenceTolerance = 0.1
 
-// events are the instants the set of active flows changes, sorted.
-func (e *Env) events() []units.Time {
+// events are the instants the set of active flows among fs changes, sorted.
+func (e *Env) events(fs []*Flow) []units.Time {
 	var ts []units.Time
-	for _, f := range e.Flows {
+	for _, f := range fs {
 		ts = append(ts, f.Start)
 		if f.End > 0 && f.End < e.To {
 			ts = append(ts, f.End)
@@ -73,7 +73,7 @@ func (e *Env) events() []units.Time {
 
 // convergence implements convergence_time(flows [, from]).
 func (e *Env) convergence(fs []*Flow, args []float64) float64 {
-	evs := e.events()
+	evs := e.events(fs)
 	from := units.Time(0)
 	if len(args) > 0 {
 		from = units.Time(args[0])
@@ -237,26 +237,37 @@ type evalError struct{ msg string }
 
 func (e *evalError) Error() string { return e.msg }
 
-func (x *Expectation) eval(c *evalCtx, vars map[string]string) (res Result) {
-	res = Result{Name: x.Name, Check: x.Check, Claim: x.Claim, Unit: x.dim.Unit(), Value: math.NaN(), Bound: math.NaN()}
+func (x *Expectation) eval(c *evalCtx, vars map[string]string) Result {
+	res := Result{Name: x.Name, Check: x.Check, Claim: x.Claim, Unit: x.dim.Unit()}
 	if len(vars) > 0 {
 		res.Vars = vars
 	}
+	var errs []string
+	res.Value = c.side(x.check.l, &errs)
+	res.Bound = c.side(x.check.r, &errs)
+	if len(errs) > 0 {
+		res.Error = strings.Join(errs, "; ")
+	} else {
+		res.Pass = compare(x.check.op, res.Value, res.Bound)
+	}
+	res.ValueText, res.BoundText = x.dim.Format(res.Value), x.dim.Format(res.Bound)
+	return res
+}
+
+// side evaluates one side of a check; an evaluation error gives NaN and is appended to
+// errs.
+func (c *evalCtx) side(n node, errs *[]string) (v float64) {
 	defer func() {
 		if p := recover(); p != nil {
 			e, ok := p.(*evalError)
 			if !ok {
 				panic(p)
 			}
-			res.Error = e.msg
-			res.Pass = false
+			*errs = append(*errs, e.msg)
+			v = math.NaN()
 		}
-		res.ValueText, res.BoundText = x.dim.Format(res.Value), x.dim.Format(res.Bound)
 	}()
-	res.Value = c.scalar(x.check.l)
-	res.Bound = c.scalar(x.check.r)
-	res.Pass = compare(x.check.op, res.Value, res.Bound)
-	return res
+	return c.scalar(n)
 }
 
 func compare(op string, l, r float64) bool {
@@ -404,10 +415,15 @@ func (c *evalCtx) subject(n *nameNode, port bool) subject {
 		}
 	}
 	if len(n.parts) == 1 {
-		if _, swept := env.Vars["cc"]; swept {
-			r := c.runFor(s)
-			return subject{env: r, flows: pick(r, func(*Flow) bool { return true })}
+		for _, r := range c.runs {
+			if r.Vars["cc"] == s {
+				r := c.runFor(s)
+				return subject{env: r, flows: pick(r, func(*Flow) bool { return true })}
+			}
 		}
+	}
+	if _, swept := c.cur.Vars["cc"]; swept && len(n.parts) == 1 {
+		fail("no flow group, flow or cc %q in the run, and no run with cc=%s in the sweep", s, s)
 	}
 	fail("no flow group, flow or cc %q in the run", s)
 	return subject{}

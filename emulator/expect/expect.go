@@ -55,7 +55,7 @@
 // # Limitations
 //
 // Only the variable cc can qualify runs. Convergence time is measured after one event
-// (by default the last change in the set of active flows).
+// (by default the last start or stop among the flows measured).
 package expect
 
 import (
