@@ -131,6 +131,8 @@ type Host struct {
 	ackQ  []*rxEntry
 
 	nicFree, pausedUntil units.Time
+	busyStart            units.Time  // when the NIC last started from idle
+	busyBytes            units.Bytes // bytes serialised since busyStart
 	held                 bool
 	heldDue              units.Time
 	heldLen              int

@@ -128,6 +128,12 @@ func (h *Host) startNext(now units.Time) {
 func (h *Host) hold(start units.Time, n int) {
 	h.held = true
 	h.heldLen = n
-	h.heldDue = start + h.cfg.Rate.TxTime(units.Bytes(n))
+	// Serialisation is computed from the bytes sent since the NIC last went idle, so
+	// per-frame rounding never accumulates (style anchor 2).
+	if start != h.nicFree || h.busyBytes > 1<<40 {
+		h.busyStart, h.busyBytes = start, 0
+	}
+	h.busyBytes += units.Bytes(n)
+	h.heldDue = max(h.busyStart+h.cfg.Rate.TxTime(h.busyBytes), start+1)
 	h.nicFree = h.heldDue
 }
