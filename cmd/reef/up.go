@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"reef/emulator/netns"
+	"reef/emulator/plan"
+	"reef/emulator/topo"
+)
+
+func init() { commands = append(commands, upCmd) }
+
+type upOptions struct {
+	*options
+	seed    uint64
+	name    string
+	switchd string
+	swArgs  []string
+}
+
+func upCmd(o *options) *cobra.Command {
+	u := &upOptions{options: o}
+	c := &cobra.Command{
+		Use:   "up FILE",
+		Short: "bring a topology up on network namespaces (hosts, veths, switch daemons)",
+		Long: `up loads a topology file, plans it and brings it up on network namespaces: one
+namespace per node (reef-<lab>-<node>), a veth pair per link, a switchd daemon per
+switch. The lab stays up until "reef down". Run commands in it with "reef exec".
+
+The switchd binary is $REEF_SWITCHD, else a switchd next to the reef binary, else built
+with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef module.`,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE:         func(cmd *cobra.Command, args []string) error { return upRun(cmd.Context(), u, args[0]) },
+	}
+	c.Flags().Uint64Var(&u.seed, "seed", 1, "seed for the switches' random choices")
+	c.Flags().StringVar(&u.name, "name", "", "lab name (default: the topology's name)")
+	c.Flags().StringVar(&u.switchd, "switchd", "", "switchd binary to launch")
+	c.Flags().StringArrayVar(&u.swArgs, "switchd-arg", nil, "extra argument for every switchd (repeatable)")
+	return c
+}
+
+func upRun(ctx context.Context, u *upOptions, file string) error {
+	t, err := topo.Load(file)
+	if err != nil {
+		return err
+	}
+	if u.name != "" {
+		t.Name = u.name
+	}
+	p, err := plan.Build(t, plan.Options{Seed: u.seed})
+	if err != nil {
+		return err
+	}
+	lab, err := netns.Up(ctx, p, netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("lab %s is up: %d hosts, %d switches, %d links (reef exec NODE -- CMD; reef down %s)\n",
+		lab.Name, len(p.Hosts), len(p.Switches), len(p.Links), lab.Name)
+	return nil
+}

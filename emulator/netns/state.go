@@ -1,0 +1,93 @@
+package netns
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// State is a lab's intent log, kept in <RunDir>/<lab>/state.json. Every object is
+// recorded before it is created, so Down can remove exactly what the lab made even
+// after Up or a daemon was killed halfway; names recorded but never created are skipped.
+type State struct {
+	Lab string `json:"lab"`
+	// Created is when Up started; Ready is set once Up finished.
+	Created time.Time `json:"created"`
+	Ready   bool      `json:"ready"`
+	// Epoch is the lab's time zero (CLOCK_MONOTONIC ns) shared by its daemons.
+	Epoch int64 `json:"epoch"`
+	// Topology is the file the lab came from, for display.
+	Topology string `json:"topology,omitempty"`
+	// Namespaces are the lab's named network namespaces (node name → namespace name).
+	Namespaces []NodeNS `json:"namespaces"`
+	// EtcDirs are the /etc/netns/<namespace> directories the lab wrote.
+	EtcDirs []string `json:"etc_dirs"`
+	// Daemons are the processes the lab started.
+	Daemons []Daemon `json:"daemons"`
+}
+
+// NodeNS names one node's namespace.
+type NodeNS struct {
+	Node   string `json:"node"`
+	NS     string `json:"ns"`
+	Switch bool   `json:"switch,omitempty"`
+}
+
+// Daemon is one process started by the lab, in Node's namespace.
+type Daemon struct {
+	Node string `json:"node"`
+	Pid  int    `json:"pid"`
+	// Stats is where the daemon writes live (and, on exit, final) statistics.
+	Stats string `json:"stats"`
+	Log   string `json:"log"`
+}
+
+// stateFile guards concurrent updates of one lab's state file.
+type stateFile struct {
+	mu   sync.Mutex
+	path string
+	st   State
+}
+
+func (s *stateFile) update(fn func(*State)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(&s.st)
+	return writeJSON(s.path, &s.st)
+}
+
+// writeJSON replaces path atomically with v as JSON.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadState reads the state of lab under runDir ("" means DefaultRunDir).
+func ReadState(runDir, lab string) (*State, error) {
+	if runDir == "" {
+		runDir = DefaultRunDir
+	}
+	b, err := os.ReadFile(filepath.Join(runDir, lab, "state.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("netns: no lab %q is up (no %s)", lab, filepath.Join(runDir, lab, "state.json"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("netns: lab %q: %w", lab, err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("netns: lab %q: state file: %w", lab, err)
+	}
+	return &st, nil
+}

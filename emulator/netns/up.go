@@ -1,0 +1,468 @@
+package netns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"reef/emulator/plan"
+	"reef/units"
+)
+
+// Defaults for where labs keep their state and their per-namespace /etc files.
+const (
+	DefaultRunDir = "/run/reef"
+	DefaultEtcDir = "/etc/netns"
+)
+
+// LabNet is the range host addresses come from (RFC 2544 benchmarking space); hosts
+// route all of it to their ToR.
+var LabNet = netip.MustParsePrefix("198.18.0.0/15")
+
+// Gateway is the next hop every host routes LabNet through. No node owns it: a permanent
+// neighbour entry maps it to the host's ToR port MAC, so the host never ARPs.
+var Gateway = netip.MustParseAddr("198.19.255.254")
+
+// Options tune Up.
+type Options struct {
+	// Switchd is the switchd binary; "" finds or builds it (see FindSwitchd).
+	Switchd string
+	// Topology names the file the plan came from (shown by List).
+	Topology string
+	// Workers bounds how many namespaces or links are set up at once (default 8).
+	Workers int
+	// ReadyTimeout bounds the wait for every switchd to open its ports (default 20s).
+	ReadyTimeout time.Duration
+	// RingFrames sizes each switch port's RX ring (0: switchd's default).
+	RingFrames int
+	// SwitchdArgs are extra arguments for every switchd (e.g. "--rt-priority", "10").
+	SwitchdArgs []string
+	// Log receives progress (default slog.Default()).
+	Log *slog.Logger
+}
+
+// Lab is a lab that is up.
+type Lab struct {
+	// Name is the lab's name; Dir its state directory.
+	Name string
+	Dir  string
+	// Epoch is the lab's time zero (CLOCK_MONOTONIC ns), shared by its daemons.
+	Epoch int64
+	// Plan is what the lab was built from.
+	Plan *plan.Plan
+	// State is the lab's intent log as written when Up finished.
+	State State
+}
+
+// NSName is the network namespace of node in lab.
+func NSName(lab, node string) string { return "reef-" + lab + "-" + node }
+
+// NS returns the network namespace name of node.
+func (l *Lab) NS(node string) string { return NSName(l.Name, node) }
+
+// StatsPath returns where switch node writes its statistics (JSON).
+func (l *Lab) StatsPath(node string) string { return filepath.Join(l.Dir, node+".stats.json") }
+
+var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// Up brings p up: a named network namespace per node, a veth pair per link (offloads
+// off on both ends), host addresses, routes, neighbours and tbf shaping, and one switchd
+// per switch. On any error it removes everything it made and returns the error.
+func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
+	if err := checkPlan(p); err != nil {
+		return nil, err
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 20 * time.Second
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	bin := o.Switchd
+	if bin == "" && len(p.Switches) > 0 {
+		if bin, err = FindSwitchd(); err != nil {
+			return nil, err
+		}
+	}
+	t0 := time.Now()
+	dir := filepath.Join(DefaultRunDir, p.Lab)
+	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
+		return nil, fmt.Errorf("netns: lab %q is already up (reef down %s)", p.Lab, p.Lab)
+	}
+	nodes := make([]NodeNS, 0, len(p.Hosts)+len(p.Switches))
+	for _, h := range p.Hosts {
+		nodes = append(nodes, NodeNS{Node: h.Config.Name, NS: NSName(p.Lab, h.Config.Name)})
+	}
+	for _, s := range p.Switches {
+		nodes = append(nodes, NodeNS{Node: s.Config.Name, NS: NSName(p.Lab, s.Config.Name), Switch: true})
+	}
+	for _, n := range nodes {
+		if _, err := os.Lstat(filepath.Join(NetnsDir, n.NS)); err == nil {
+			return nil, fmt.Errorf("netns: namespace %s already exists and is not this lab's", n.NS)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	if err := ensureNetnsDir(); err != nil {
+		return nil, err
+	}
+	tune()
+
+	// The intent log: every name is on disk before anything carrying it exists.
+	sf := &stateFile{path: filepath.Join(dir, "state.json")}
+	sf.st = State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: monotonicNow(), Topology: o.Topology, Namespaces: nodes}
+	for _, h := range p.Hosts {
+		sf.st.EtcDirs = append(sf.st.EtcDirs, filepath.Join(DefaultEtcDir, NSName(p.Lab, h.Config.Name)))
+	}
+	if err := sf.update(func(*State) {}); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("netns: write state: %w", err)
+	}
+	lab = &Lab{Name: p.Lab, Dir: dir, Epoch: sf.st.Epoch, Plan: p}
+	handles := make(map[string]*nsHandle, len(nodes))
+	var hmu sync.Mutex
+	defer func() {
+		for _, h := range handles {
+			h.close()
+		}
+		if err != nil {
+			if derr := Down(context.WithoutCancel(ctx), p.Lab); derr != nil {
+				err = errors.Join(err, fmt.Errorf("netns: cleanup after failed up: %w", derr))
+			}
+			lab = nil
+		}
+	}()
+
+	// Namespaces.
+	err = parallel(ctx, len(nodes), o.Workers, func(i int) error {
+		sys := map[string]string{
+			"net.ipv6.conf.all.disable_ipv6":     "1",
+			"net.ipv6.conf.default.disable_ipv6": "1",
+		}
+		h, err := createNamed(nodes[i].NS, sys)
+		if err != nil {
+			return err
+		}
+		hmu.Lock()
+		handles[nodes[i].Node] = h
+		hmu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Debug("namespaces up", "lab", p.Lab, "n", len(nodes), "elapsed", time.Since(t0))
+
+	// Links: both ends created directly inside their namespaces, then offloads off, up.
+	err = parallel(ctx, len(p.Links), o.Workers, func(i int) error {
+		l := &p.Links[i]
+		ha, hb := handles[l.A.Node], handles[l.B.Node]
+		if ha == nil || hb == nil {
+			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
+		}
+		v := &netlink.Veth{
+			LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: l.MTU, HardwareAddr: net.HardwareAddr(l.A.MAC[:]),
+				Namespace: netlink.NsFd(ha.fd), TxQLen: 1000},
+			PeerName: l.B.Iface, PeerMTU: uint32(l.MTU), PeerHardwareAddr: net.HardwareAddr(l.B.MAC[:]),
+			PeerNamespace: netlink.NsFd(hb.fd),
+		}
+		if err := netlink.LinkAdd(v); err != nil {
+			return fmt.Errorf("netns: link %s:%s—%s:%s: %w", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface, err)
+		}
+		for _, e := range []struct {
+			h  *nsHandle
+			ep plan.Endpoint
+		}{{ha, l.A}, {hb, l.B}} {
+			if err := offloadsOff(e.h.ethFd, e.ep.Iface); err != nil {
+				return err
+			}
+			lk, err := e.h.nl.LinkByName(e.ep.Iface)
+			if err != nil {
+				return fmt.Errorf("netns: %s:%s: %w", e.ep.Node, e.ep.Iface, err)
+			}
+			if err := e.h.nl.LinkSetUp(lk); err != nil {
+				return fmt.Errorf("netns: %s:%s up: %w", e.ep.Node, e.ep.Iface, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Debug("links up", "lab", p.Lab, "n", len(p.Links), "elapsed", time.Since(t0))
+
+	// Hosts: address, route via the fake gateway, permanent neighbour, tbf, /etc/hosts.
+	hostsFile := hostsFile(p)
+	err = parallel(ctx, len(p.Hosts), o.Workers, func(i int) error {
+		return setupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hostsFile)
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Switch daemons.
+	if err := startSwitches(ctx, lab, sf, handles, bin, o, log); err != nil {
+		return nil, err
+	}
+	if err := sf.update(func(s *State) { s.Ready = true }); err != nil {
+		return nil, fmt.Errorf("netns: write state: %w", err)
+	}
+	lab.State = sf.st
+	log.Info("lab up", "lab", p.Lab, "hosts", len(p.Hosts), "switches", len(p.Switches),
+		"links", len(p.Links), "elapsed", time.Since(t0).Round(time.Millisecond))
+	return lab, nil
+}
+
+func checkPlan(p *plan.Plan) error {
+	if p == nil {
+		return errors.New("netns: no plan")
+	}
+	if !nameRE.MatchString(p.Lab) {
+		return fmt.Errorf("netns: lab name %q: want letters, digits, '-', '_' or '.'", p.Lab)
+	}
+	seen := map[string]bool{}
+	check := func(n string) error {
+		if !nameRE.MatchString(n) {
+			return fmt.Errorf("netns: node name %q: want letters, digits, '-', '_' or '.'", n)
+		}
+		if seen[n] {
+			return fmt.Errorf("netns: node %q appears twice", n)
+		}
+		seen[n] = true
+		return nil
+	}
+	for _, h := range p.Hosts {
+		if err := check(h.Config.Name); err != nil {
+			return err
+		}
+		if h.Config.Addr == Gateway {
+			return fmt.Errorf("netns: host %s: address %s is reserved for the hosts' gateway", h.Config.Name, Gateway)
+		}
+	}
+	for _, s := range p.Switches {
+		if err := check(s.Config.Name); err != nil {
+			return err
+		}
+	}
+	for _, l := range p.Links {
+		for _, e := range []plan.Endpoint{l.A, l.B} {
+			if len(e.Iface) == 0 || len(e.Iface) >= unix.IFNAMSIZ {
+				return fmt.Errorf("netns: %s:%s: interface names must be 1..15 bytes", e.Node, e.Iface)
+			}
+		}
+	}
+	return nil
+}
+
+func hostsFile(p *plan.Plan) []byte {
+	var b strings.Builder
+	b.WriteString("127.0.0.1\tlocalhost\n")
+	for _, h := range p.Hosts {
+		fmt.Fprintf(&b, "%s\t%s\n", h.Config.Addr, h.Config.Name)
+	}
+	return []byte(b.String())
+}
+
+func setupHost(p *plan.Plan, h *plan.Host, nh *nsHandle, hosts []byte) error {
+	c := &h.Config
+	wrap := func(what string, err error) error { return fmt.Errorf("netns: host %s: %s: %w", c.Name, what, err) }
+	etc := filepath.Join(DefaultEtcDir, NSName(p.Lab, c.Name))
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		return wrap("etc dir", err)
+	}
+	if err := os.WriteFile(filepath.Join(etc, "hosts"), hosts, 0o644); err != nil {
+		return wrap("hosts file", err)
+	}
+	lk, err := nh.nl.LinkByName(c.Iface)
+	if err != nil {
+		return wrap(c.Iface, err)
+	}
+	if !c.Addr.Is4() {
+		return wrap("address", fmt.Errorf("%s is not IPv4", c.Addr))
+	}
+	addr := &netlink.Addr{IPNet: &net.IPNet{IP: c.Addr.AsSlice(), Mask: net.CIDRMask(32, 32)}}
+	if err := nh.nl.AddrAdd(lk, addr); err != nil {
+		return wrap("address "+c.Addr.String(), err)
+	}
+	gw := net.IP(Gateway.AsSlice())
+	if err := nh.nl.NeighSet(&netlink.Neigh{LinkIndex: lk.Attrs().Index, Family: netlink.FAMILY_V4,
+		State: netlink.NUD_PERMANENT, IP: gw, HardwareAddr: net.HardwareAddr(c.GatewayMAC[:])}); err != nil {
+		return wrap("gateway neighbour", err)
+	}
+	dst := &net.IPNet{IP: LabNet.Addr().AsSlice(), Mask: net.CIDRMask(LabNet.Bits(), 32)}
+	if err := nh.nl.RouteAdd(&netlink.Route{LinkIndex: lk.Attrs().Index, Dst: dst, Gw: gw,
+		Flags: int(netlink.FLAG_ONLINK), Src: c.Addr.AsSlice()}); err != nil {
+		return wrap("route", err)
+	}
+	if c.Rate > 0 {
+		if err := nh.nl.QdiscAdd(tbfFor(lk.Attrs().Index, c.Rate, c.MTU, p.Links[h.Link].Buffer)); err != nil {
+			return wrap("tbf", err)
+		}
+	}
+	return nil
+}
+
+// tbfFor shapes a host's NIC to rate: a bucket of two frames or 20 µs of traffic,
+// whichever is larger, and a queue of the link's buffer (at least 64 KB).
+func tbfFor(ifindex int, rate units.Rate, mtu int, buffer units.Bytes) *netlink.Tbf {
+	if mtu <= 0 {
+		mtu = 1500
+	}
+	bps := uint64(rate / 8)
+	burst := max(uint64(2*(mtu+14)), uint64(rate.BytesIn(20*units.Microsecond)))
+	limit := max(uint64(buffer), 64<<10)
+	return &netlink.Tbf{
+		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: ifindex, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+		Rate:       bps,
+		Limit:      uint32(limit),
+		Buffer:     netlink.Xmittime(bps, uint32(burst)),
+	}
+}
+
+// tune raises the per-CPU backlog veth delivers into, so bursts are not dropped there.
+// It writes the root namespace's sysctl and never lowers it.
+func tune() {
+	const key = "/proc/sys/net/core/netdev_max_backlog"
+	b, err := os.ReadFile(key)
+	if err != nil {
+		return
+	}
+	if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && v < 10000 {
+		_ = os.WriteFile(key, []byte("10000"), 0o644)
+	}
+}
+
+// parallel runs fn(0..n-1) on up to workers goroutines and returns the first error
+// (the others are joined to it); it stops handing out work after an error.
+func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		next int
+		wg   sync.WaitGroup
+	)
+	for range min(n, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= n || len(errs) > 0 || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				i := next
+				next++
+				mu.Unlock()
+				if err := fn(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) == 0 && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
+}
+
+func monotonicNow() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// startSwitches writes each switch's config and starts its switchd inside its namespace,
+// then waits until every daemon reports that its ports are open.
+func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[string]*nsHandle, bin string, o Options, log *slog.Logger) error {
+	type started struct {
+		node  string
+		ready *os.File
+	}
+	var waits []started
+	defer func() {
+		for _, w := range waits {
+			w.ready.Close()
+		}
+	}()
+	for _, s := range lab.Plan.Switches {
+		name := s.Config.Name
+		cfgPath := filepath.Join(lab.Dir, name+".json")
+		if err := writeJSON(cfgPath, &s.Config); err != nil {
+			return fmt.Errorf("netns: switch %s config: %w", name, err)
+		}
+		logPath := filepath.Join(lab.Dir, name+".log")
+		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("netns: switch %s log: %w", name, err)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			logf.Close()
+			return fmt.Errorf("netns: switch %s: %w", name, err)
+		}
+		args := []string{"--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10),
+			"--stats", lab.StatsPath(name), "--ready-fd", "3"}
+		if o.RingFrames > 0 {
+			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
+		}
+		args = append(args, o.SwitchdArgs...)
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.ExtraFiles = []*os.File{pw}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.Dir = lab.Dir
+		err = inNetns(handles[name].fd, cmd.Start)
+		pw.Close()
+		logf.Close()
+		if err != nil {
+			pr.Close()
+			return fmt.Errorf("netns: start switchd for %s: %w", name, err)
+		}
+		go cmd.Wait() // reap it if it dies while we live
+		waits = append(waits, started{name, pr})
+		if err := sf.update(func(st *State) {
+			st.Daemons = append(st.Daemons, Daemon{Node: name, Pid: cmd.Process.Pid, Stats: lab.StatsPath(name), Log: logPath})
+		}); err != nil {
+			return fmt.Errorf("netns: write state: %w", err)
+		}
+	}
+	deadline := time.Now().Add(o.ReadyTimeout)
+	return parallel(ctx, len(waits), len(waits), func(i int) error {
+		w := waits[i]
+		_ = w.ready.SetReadDeadline(deadline)
+		var b [1]byte
+		if _, err := io.ReadFull(w.ready, b[:]); err != nil {
+			tail, _ := os.ReadFile(filepath.Join(lab.Dir, w.node+".log"))
+			if len(tail) > 2000 {
+				tail = tail[len(tail)-2000:]
+			}
+			return fmt.Errorf("netns: switchd %s did not come up (%v); its log says:\n%s", w.node, err, tail)
+		}
+		return nil
+	})
+}
