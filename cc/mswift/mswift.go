@@ -286,8 +286,11 @@ func (m *MSwift) push(sample float64, h int) float64 {
 	m.histN = min(m.histN+1, len(m.hist))
 	n := min(h, m.histN)
 	s := m.scratch[:n]
-	for i := range n {
-		s[i] = m.hist[(m.histNext-1-i+2*len(m.hist))%len(m.hist)]
+	if k := m.histNext; k >= n { // the last n samples, in any order: the median sorts them
+		copy(s, m.hist[k-n:k])
+	} else {
+		copy(s, m.hist[:k])
+		copy(s[k:], m.hist[len(m.hist)-(n-k):])
 	}
 	return median(s)
 }

@@ -79,6 +79,23 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+// The ring keeps the last K samples across wrap-around: push's median must equal the
+// median of the last min(H, stored) samples computed the slow way.
+func TestHistoryRing(t *testing.T) {
+	c := newTest(t, DefaultParams, nil)
+	var all []float64
+	for i := 0; i < 57; i++ {
+		v := float64((i * 37) % 23)
+		all = append(all, v)
+		h := 3 + i%8
+		got := c.m.push(v, h)
+		n := min(h, len(all), 10)
+		if want := median(append([]float64(nil), all[len(all)-n:]...)); got != want {
+			t.Fatalf("sample %d, H %d: median %g, want %g", i, h, got, want)
+		}
+	}
+}
+
 // spec §3.9: "History size, bounded mode with α = 0.5, K = 10: cwnd 0.3 → H = 3;
 // cwnd 7.9 → 3; cwnd 8 → 4; cwnd 19.9 → 9; cwnd 20 → 10; cwnd 500 → 10."
 func TestHistorySize(t *testing.T) {
