@@ -6,6 +6,10 @@ import (
 	_ "reef/cc/dcqcn"
 	_ "reef/cc/dctcp"
 	_ "reef/cc/hpcc"
+	_ "reef/cc/mswift"
+	_ "reef/cc/oscar"
+	_ "reef/cc/poseidon"
 	_ "reef/cc/powertcp"
 	_ "reef/cc/swift"
+	_ "reef/cc/timely"
 )
