@@ -32,9 +32,9 @@ func testEnv(cc string, victim units.Rate, conv units.Time) *Env {
 				RTT: []units.Time{10 * units.Microsecond, 20 * units.Microsecond, 30 * units.Microsecond}, Series: series(50e6, conv), End: 10 * units.Millisecond},
 			{Name: "bulk1", Group: "bulk", CC: cc, Goodput: 30 * units.Mbps, FairShare: 50 * units.Mbps, Series: series(50e6, conv), End: 10 * units.Millisecond},
 			{Name: "bulk2", Group: "bulk", CC: cc, Goodput: 10 * units.Mbps, FairShare: 50 * units.Mbps, Series: series(50e6, conv), End: 10 * units.Millisecond},
-			{Name: "m1", Group: "msg", CC: cc, Size: 10 * units.Kilobyte, FCT: 30 * units.Microsecond, IdealFCT: 10 * units.Microsecond, },
-			{Name: "m2", Group: "msg", CC: cc, Size: 50 * units.Kilobyte, FCT: 100 * units.Microsecond, IdealFCT: 50 * units.Microsecond, },
-			{Name: "m3", Group: "msg", CC: cc, Size: 2 * units.Megabyte, FCT: 4 * units.Millisecond, IdealFCT: 4 * units.Millisecond, },
+			{Name: "m1", Group: "msg", CC: cc, Size: 10 * units.Kilobyte, FCT: 30 * units.Microsecond, IdealFCT: 10 * units.Microsecond},
+			{Name: "m2", Group: "msg", CC: cc, Size: 50 * units.Kilobyte, FCT: 100 * units.Microsecond, IdealFCT: 50 * units.Microsecond},
+			{Name: "m3", Group: "msg", CC: cc, Size: 2 * units.Megabyte, FCT: 4 * units.Millisecond, IdealFCT: 4 * units.Millisecond},
 		},
 		Ports: []Port{{Name: "s1:p3", Utilisation: 0.9, Drops: 3, QueueDelay: []units.Time{0, 10 * units.Microsecond, 60 * units.Microsecond}}},
 	}
@@ -88,7 +88,9 @@ func TestEvaluateRun(t *testing.T) {
 			t.Fatalf("%q: %d results", tt.check, len(rs))
 		}
 		r := rs[0]
-		same := func(a, b float64) bool { return a == b || math.Abs(a-b) < 1e-9*math.Abs(b) || (math.IsNaN(a) && math.IsNaN(b)) }
+		same := func(a, b float64) bool {
+			return a == b || math.Abs(a-b) < 1e-9*math.Abs(b) || (math.IsNaN(a) && math.IsNaN(b))
+		}
 		if !same(r.Value, tt.value) || !same(r.Bound, tt.bound) || r.Pass != tt.pass || !strings.Contains(r.Error, tt.err) || (tt.err == "") != (r.Error == "") {
 			t.Errorf("%q = value %v bound %v pass %v err %q; want %v %v %v %q", tt.check, r.Value, r.Bound, r.Pass, r.Error, tt.value, tt.bound, tt.pass, tt.err)
 		}
