@@ -14,7 +14,7 @@ type DropReason int
 // the egress queue (Tail, Oversize, and PortDown for frames queued on or routed to a
 // port that went down) count on the egress port.
 const (
-	DropMalformed DropReason = iota // IPv4 EtherType but a truncated or invalid header
+	DropMalformed DropReason = iota // IPv4 EtherType but a truncated header or a bad checksum
 	DropNotIPv4                     // not IPv4 and not a PFC frame (ARP, IPv6, runts)
 	DropTTL                         // TTL expired
 	DropNoRoute                     // no pin or route covers the destination

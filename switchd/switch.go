@@ -56,6 +56,7 @@ type Switch struct {
 	nin  int        // frames in ingress delay lines
 	lent int32      // buffer handed out by the last Poll, freed on the next call
 	upv  []bool     // scratch for router.setUp
+	key  wire.FlowKey
 }
 
 // New validates cfg and builds the switch. Ports start up.
@@ -329,12 +330,16 @@ func (s *Switch) ingress(src int, t units.Time) {
 		s.drop(src, k.buf, r)
 		return
 	}
+	if wire.IPv4Checksum(frame[v.IP:]) != 0 {
+		s.drop(src, k.buf, DropMalformed)
+		return
+	}
 	if !v.DecTTL() {
 		s.drop(src, k.buf, DropTTL)
 		return
 	}
-	key := v.Key()
-	out, why := s.route(t, &key)
+	s.key = v.Key() // a field, not a local: a pointer to a local would escape through the balancer interface
+	out, why := s.route(t, &s.key)
 	if out < 0 {
 		s.drop(src, k.buf, why)
 		return

@@ -232,3 +232,12 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("valid config rejected: %v", err)
 	}
 }
+
+func TestBadChecksumDropped(t *testing.T) {
+	s := mustNew(t, testConfig(2))
+	f := pk{}.build(t)
+	f[wire.EthLen+10] ^= 0xff
+	if out := run(s, []arrival{{0, 0, f}}, units.Second); len(out) != 0 || s.Stats()[0].Drops[DropMalformed] != 1 {
+		t.Errorf("out %d, drops %v; want one malformed drop", len(out), s.Stats()[0].Drops)
+	}
+}
