@@ -29,18 +29,25 @@ type Handler interface {
 	Fire(now units.Time)
 }
 
-// Token identifies one scheduled event, for Cancel.
-type Token struct {
-	seq uint64
-	idx *int // where the event sits in the heap; -1 once fired or cancelled
-}
-
-type event struct {
+// Slot is one schedulable event: a component that is woken repeatedly (a node) keeps
+// one Slot for its whole life and moves it with Set, so the hot path allocates nothing.
+// The zero Slot is idle; fill H before the first Set.
+type Slot struct {
+	// H is woken when the slot's time comes.
+	H   Handler
 	at  units.Time
 	seq uint64
-	h   Handler
-	idx *int
+	idx int // position in the heap + 1; 0 when not pending
 }
+
+// Pending reports whether the slot is scheduled, and At its time.
+func (s *Slot) Pending() bool { return s.idx > 0 }
+
+// At is the time the slot is scheduled for (meaningful while Pending).
+func (s *Slot) At() units.Time { return s.at }
+
+// Token identifies one event scheduled with Engine.At, for Cancel.
+type Token = *Slot
 
 // Engine is htsim's EventList as a value: a heap of events ordered by (time, insertion
 // sequence), so ties fire in the order they were scheduled and a run is reproducible.
@@ -48,7 +55,7 @@ type event struct {
 type Engine struct {
 	now units.Time
 	seq uint64
-	q   []event
+	q   []*Slot
 }
 
 // Now is the time of the event being fired (or of the last one).
@@ -57,46 +64,49 @@ func (e *Engine) Now() units.Time { return e.now }
 // Len is the number of pending events.
 func (e *Engine) Len() int { return len(e.q) }
 
-// At schedules h to fire at t (at Now if t is in the past). It returns a token for
+// At schedules h to fire once at t (at Now if t is in the past). It returns a token for
 // Cancel.
 func (e *Engine) At(t units.Time, h Handler) Token {
+	s := &Slot{H: h}
+	e.Set(s, t)
+	return s
+}
+
+// Set schedules slot at t (at Now if t is in the past), moving it if it is pending.
+// A moved slot gets a fresh sequence number: among events at the same time it fires
+// after those scheduled before the move.
+func (e *Engine) Set(s *Slot, t units.Time) {
 	if t < e.now {
 		t = e.now
 	}
 	e.seq++
-	idx := new(int)
-	*idx = len(e.q)
-	e.q = append(e.q, event{at: t, seq: e.seq, h: h, idx: idx})
-	e.up(*idx)
-	return Token{seq: e.seq, idx: idx}
+	s.at, s.seq = t, e.seq
+	if s.idx == 0 {
+		e.q = append(e.q, s)
+		s.idx = len(e.q)
+		e.up(s.idx - 1)
+		return
+	}
+	if i := s.idx - 1; !e.down(i) {
+		e.up(i)
+	}
 }
 
 // Cancel removes a pending event; it reports whether the event was still pending.
-func (e *Engine) Cancel(tok Token) bool {
-	if tok.idx == nil || *tok.idx < 0 {
+func (e *Engine) Cancel(s *Slot) bool {
+	if s == nil || s.idx == 0 {
 		return false
 	}
-	i := *tok.idx
-	e.remove(i)
+	e.remove(s.idx - 1)
 	return true
 }
 
-// Reschedule moves a pending event to t (keeping its place among ties is not
-// guaranteed: it gets a fresh sequence number). It returns false if tok is not pending.
-func (e *Engine) Reschedule(tok *Token, t units.Time) bool {
-	if tok.idx == nil || *tok.idx < 0 {
+// Reschedule moves a pending event to t; it returns false if it is not pending.
+func (e *Engine) Reschedule(s *Slot, t units.Time) bool {
+	if s == nil || s.idx == 0 {
 		return false
 	}
-	if t < e.now {
-		t = e.now
-	}
-	i := *tok.idx
-	e.seq++
-	e.q[i].at, e.q[i].seq = t, e.seq
-	tok.seq = e.seq
-	if !e.down(i) {
-		e.up(i)
-	}
+	e.Set(s, t)
 	return true
 }
 
@@ -112,10 +122,10 @@ func (e *Engine) Next() units.Time {
 // returns how many it fired. Now is until afterwards (if until is not Never).
 func (e *Engine) Run(until units.Time) (fired uint64) {
 	for len(e.q) > 0 && e.q[0].at <= until {
-		ev := e.q[0]
+		s := e.q[0]
 		e.remove(0)
-		e.now = ev.at
-		ev.h.Fire(ev.at)
+		e.now = s.at
+		s.H.Fire(s.at)
 		fired++
 	}
 	if until != units.Never && until > e.now {
@@ -125,14 +135,14 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 }
 
 func (e *Engine) less(i, j int) bool {
-	a, b := &e.q[i], &e.q[j]
+	a, b := e.q[i], e.q[j]
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 func (e *Engine) swap(i, j int) {
 	e.q[i], e.q[j] = e.q[j], e.q[i]
-	*e.q[i].idx = i
-	*e.q[j].idx = j
+	e.q[i].idx = i + 1
+	e.q[j].idx = j + 1
 }
 
 func (e *Engine) up(j int) {
@@ -168,12 +178,12 @@ func (e *Engine) down(i0 int) bool {
 
 func (e *Engine) remove(i int) {
 	n := len(e.q) - 1
-	*e.q[i].idx = -1
+	e.q[i].idx = 0
 	if i != n {
 		e.q[i] = e.q[n]
-		*e.q[i].idx = i
+		e.q[i].idx = i + 1
 	}
-	e.q[n] = event{}
+	e.q[n] = nil
 	e.q = e.q[:n]
 	if i != n {
 		if !e.down(i) {

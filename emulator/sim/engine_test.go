@@ -46,7 +46,7 @@ func TestEngineCancelReschedule(t *testing.T) {
 	if !e.Cancel(a) || e.Cancel(a) {
 		t.Fatal("cancel should succeed once")
 	}
-	if !e.Reschedule(&b, 40) {
+	if !e.Reschedule(b, 40) {
 		t.Fatal("reschedule of a pending event failed")
 	}
 	e.Run(35)
@@ -57,7 +57,7 @@ func TestEngineCancelReschedule(t *testing.T) {
 	if !slices.Equal(log, []int{3, 2}) || at[1] != 40 {
 		t.Fatalf("log %v at %v", log, at)
 	}
-	if e.Reschedule(&b, 50) {
+	if e.Reschedule(b, 50) {
 		t.Fatal("reschedule of a fired event should fail")
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"reef/hostd/transport"
 	"reef/switchd"
 	"reef/units"
-	"reef/wire"
 )
 
 // Sim is one lab wired on an Engine: a switchd.Switch per switch and a hostd.Host per
@@ -34,7 +33,7 @@ type Sim struct {
 	fstats   []hostd.FlowStats
 	pstats   []switchd.PortStats
 	depths   []switchd.Depth
-	finished bool
+	paths    map[pathKey]pathVal
 }
 
 type flowRec struct {
@@ -62,9 +61,7 @@ type node struct {
 	h     *hostd.Host
 	name  string
 	peers []peer
-	tok   Token
-	armed bool
-	at    units.Time
+	slot  Slot
 	last  units.Time
 	spin  int
 }
@@ -72,7 +69,7 @@ type node struct {
 // New wires p into an engine and adds sc's flows and events. It fails, creating nothing
 // that outlives it, on a plan or scenario the cores reject.
 func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
-	s := &Sim{sc: sc, p: p, byHost: map[string]*node{}, flowIdx: map[uint32]int{}}
+	s := &Sim{sc: sc, p: p, byHost: map[string]*node{}, flowIdx: map[uint32]int{}, paths: map[pathKey]pathVal{}}
 	var mpdUnit units.Time
 	for _, sp := range p.Switches {
 		if sp.Config.INT.Mode == switchd.INTMPD && mpdUnit == 0 {
@@ -90,6 +87,7 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 			return nil, fmt.Errorf("sim: switch %s: %w", cfg.Name, err)
 		}
 		n := &node{s: s, sw: sw, name: cfg.Name, peers: make([]peer, len(cfg.Ports))}
+		n.slot.H = n
 		s.switches = append(s.switches, n)
 		swByName[cfg.Name] = n
 	}
@@ -99,6 +97,7 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 			return nil, fmt.Errorf("sim: host %s: %w", hp.Config.Name, err)
 		}
 		n := &node{s: s, h: h, name: hp.Config.Name, peers: make([]peer, 1)}
+		n.slot.H = n
 		s.hosts = append(s.hosts, n)
 		s.byHost[hp.Config.Name] = n
 	}
@@ -186,7 +185,7 @@ func (s *Sim) addFlows() error {
 			return fmt.Errorf("sim: flow %s: no destination host %q", f.Name, f.Dst)
 		}
 		env := src.h.FlowEnv(f.INTHops)
-		hops, rtt, err := pathInfo(s.p, f.Src, f.Dst, env.PacketSize)
+		hops, rtt, err := s.pathInfo(f.Src, f.Dst, env.PacketSize)
 		if err != nil {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
 		}
@@ -211,63 +210,41 @@ func (s *Sim) addFlows() error {
 	return nil
 }
 
-// ackFrameLen is the wire size of a plain ACK (no SACK blocks, no INT slots).
-const ackFrameLen = wire.Overhead
-
-// pathInfo finds the fewest-hops path from host src to host dst over the plan's links
-// and returns the number of switches on it and its unloaded round-trip time: on each
-// link, propagation plus the serialisation of a data frame of pkt bytes one way and of
-// an ACK back (store and forward).
-func pathInfo(p *plan.Plan, src, dst string, pkt units.Bytes) (hops int, rtt units.Time, err error) {
-	type hop struct {
-		prev string
-		link int
+// pathInfo returns the number of switches on the flow's path and its unloaded RTT
+// for data frames of pkt bytes (plan.BaseRTT), cached per host pair and size.
+func (s *Sim) pathInfo(src, dst string, pkt units.Bytes) (int, units.Time, error) {
+	key := pathKey{src, dst, pkt}
+	if v, ok := s.paths[key]; ok {
+		return v.hops, v.rtt, nil
 	}
-	adj := map[string][]int{}
-	for i, l := range p.Links {
-		adj[l.A.Node] = append(adj[l.A.Node], i)
-		adj[l.B.Node] = append(adj[l.B.Node], i)
+	paths, err := s.p.Paths(src, dst)
+	if err != nil {
+		return 0, 0, err
 	}
-	from := map[string]hop{src: {link: -1}}
-	queue := []string{src}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		if cur == dst {
-			break
-		}
-		for _, li := range adj[cur] {
-			l := p.Links[li]
-			next, nextHost := l.B.Node, l.B.IsHost
-			if next == cur {
-				next, nextHost = l.A.Node, l.A.IsHost
-			}
-			if _, ok := from[next]; ok {
-				continue
-			}
-			from[next] = hop{prev: cur, link: li}
-			if !nextHost || next == dst { // hosts do not forward
-				queue = append(queue, next)
-			}
-		}
-	}
-	h, ok := from[dst]
-	if !ok {
+	if len(paths) == 0 {
 		return 0, 0, fmt.Errorf("no path from %s to %s", src, dst)
 	}
-	links := 0
-	for at := dst; at != src; at = h.prev {
-		h = from[at]
-		l := p.Links[h.link]
-		rtt += 2*l.Delay + l.Rate.TxTime(pkt) + l.Rate.TxTime(ackFrameLen)
-		links++
+	rtt, err := s.p.BaseRTT(src, dst, pkt)
+	if err != nil {
+		return 0, 0, err
 	}
-	return links - 1, rtt, nil
+	v := pathVal{hops: len(paths[0]) - 1, rtt: rtt}
+	s.paths[key] = v
+	return v.hops, v.rtt, nil
+}
+
+type pathKey struct {
+	src, dst string
+	pkt      units.Bytes
+}
+
+type pathVal struct {
+	hops int
+	rtt  units.Time
 }
 
 // Fire polls the node and hands every frame due to the peer at its Due.
 func (n *node) Fire(now units.Time) {
-	n.armed = false
 	sent := false
 	if n.sw != nil {
 		for {
@@ -297,10 +274,9 @@ func (n *node) Fire(now units.Time) {
 	}
 	n.last = now
 	n.rearm()
-	if n.spin > 16 && n.armed && n.at <= now {
+	if n.spin > 16 && n.slot.Pending() && n.slot.At() <= now {
 		n.s.spins++
-		n.s.eng.Reschedule(&n.tok, now+1)
-		n.at = now + 1
+		n.s.eng.Set(&n.slot, now+1)
 	}
 }
 
@@ -333,13 +309,8 @@ func (n *node) rearm() {
 	if d < n.s.eng.now {
 		d = n.s.eng.now
 	}
-	switch {
-	case !n.armed:
-		n.tok = n.s.eng.At(d, n)
-		n.armed, n.at = true, d
-	case d < n.at:
-		n.s.eng.Reschedule(&n.tok, d)
-		n.at = d
+	if !n.slot.Pending() || d < n.slot.At() {
+		n.s.eng.Set(&n.slot, d)
 	}
 }
 

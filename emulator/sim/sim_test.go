@@ -89,7 +89,7 @@ func TestRTTClosedForm(t *testing.T) {
 		t.Fatalf("only %d ACKs in 2ms; the flow did not run", st.AcksReceived)
 	}
 	// pathInfo, which feeds cc.Env.BaseRTT, agrees with the closed form
-	if hops, rtt, err := pathInfo(p, "h1", "h2", data); err != nil || hops != 2 || rtt != want {
+	if hops, rtt, err := s.pathInfo("h1", "h2", data); err != nil || hops != 2 || rtt != want {
 		t.Fatalf("pathInfo = %d hops, %v, %v; want 2 hops, %v", hops, rtt, err, want)
 	}
 }
