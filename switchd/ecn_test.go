@@ -77,7 +77,7 @@ func TestRED(t *testing.T) {
 		min, max float64 // bounds on the marked fraction
 	}{
 		{0, 0, 0},
-		{1000, 0, 0},    // at min: never
+		{1000, 0, 0},     // at min: never
 		{2000, 0.2, 0.3}, // halfway: pmax/2 = 0.25
 		{2999, 0.45, 0.55},
 		{3000, 1, 1}, // at and above max: always

@@ -27,7 +27,9 @@ func testConfig(n int) Config {
 	return cfg
 }
 
-func hostAddr(net, host int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(net), byte(host)}) }
+func hostAddr(net, host int) netip.Addr {
+	return netip.AddrFrom4([4]byte{10, 0, byte(net), byte(host)})
+}
 
 // pk describes a test frame.
 type pk struct {

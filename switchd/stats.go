@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"math"
 	"math/bits"
 
 	"reef/units"
@@ -122,7 +123,7 @@ func (h *histogram) quantile(q float64) units.Time {
 	if h.n == 0 {
 		return 0
 	}
-	rank := uint64(q*float64(h.n-1)) + 1
+	rank := max(1, uint64(math.Ceil(q*float64(h.n)))) // nearest rank
 	var seen uint64
 	for i, c := range h.b {
 		seen += c
