@@ -23,10 +23,12 @@
 //
 // # Limitations
 //
-// Sweep values are scalars. Expectations are parsed here but evaluated by the report.
+// Sweep values are scalars. Expectations are parsed and resolved here and evaluated
+// by the report.
 package experiment
 
 import (
+	"reef/emulator/expect"
 	"reef/switchd"
 	"reef/units"
 
@@ -192,22 +194,26 @@ type TimelineEvent struct {
 	line int
 }
 
-// Expectation is one named claim over a run's metrics.
+// Expectation is one named claim over a run's metrics, in emulator/expect's language.
 type Expectation struct {
+	// Name identifies the check in reports.
 	Name string `yaml:"name"`
-	// When restricts the check to sweep points whose variables match (a value or a
-	// list of values per variable); empty means every run.
-	When yaml.MapSlice `yaml:"when"`
-	// Expr is the check, in emulator/expect's language
-	// ("victim.goodput >= 0.85 * victim.fair_share").
-	Expr string `yaml:"expr"`
-	// Doc explains the claim in the report.
-	Doc  string `yaml:"doc"`
-	line int
+	// Check is the comparison ("victim.goodput >= 0.85 * victim.fair_share").
+	Check string `yaml:"check"`
+	// When restricts the check to sweep points it selects ("cc == 'poseidon' && M > 0").
+	When string `yaml:"when"`
+	// Claim is the paper's claim the check carries, shown beside the verdict.
+	Claim string `yaml:"claim"`
+	line  int
 }
 
 // Line is where the expectation was written.
 func (e Expectation) Line() int { return e.line }
+
+// Spec is the expectation in emulator/expect's form.
+func (e Expectation) Spec() expect.Spec {
+	return expect.Spec{Name: e.Name, Check: e.Check, When: e.When, Claim: e.Claim}
+}
 
 // Params holds an algorithm parameter map until the algorithm is known.
 type Params struct {
@@ -216,3 +222,11 @@ type Params struct {
 
 // IsZero reports whether no parameters were given.
 func (p Params) IsZero() bool { return p.node == nil }
+
+// group is the workload's flow group (its kind unless named).
+func (w *Workload) group() string {
+	if w.Group != "" {
+		return w.Group
+	}
+	return w.Kind
+}

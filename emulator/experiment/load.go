@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"reef/emulator/expect"
 )
 
 // Experiment is a loaded, validated experiment file with its sweep expanded.
@@ -111,14 +113,70 @@ func Parse(path string, src []byte) (*Experiment, error) {
 		if err := yaml.UnmarshalWithOptions(text, f, strict...); err != nil {
 			return nil, pointErr(pt, posError(path, text, err))
 		}
-		if err := f.validate(path, text, head.Sweep); err != nil {
+		if err := f.validate(path, text); err != nil {
 			return nil, pointErr(pt, err)
 		}
 		pt.File = f
 		x.Points = append(x.Points, pt)
 	}
 	x.Name = x.Points[0].File.Name
+	if err := x.resolveExpectations(nil); err != nil {
+		return nil, err
+	}
 	return x, nil
+}
+
+// Catalogue is what expectations may refer to across every point: groups, flow names,
+// algorithms and sweep values (ports, when given, e.g. from a compiled plan).
+func (x *Experiment) Catalogue(ports []string) *expect.Catalogue {
+	c := &expect.Catalogue{Vars: map[string][]string{}, Ports: ports}
+	seen := map[string]bool{}
+	add := func(list *[]string, kind, v string) {
+		if v != "" && !seen[kind+v] {
+			seen[kind+v] = true
+			*list = append(*list, v)
+		}
+	}
+	for _, pt := range x.Points {
+		f := pt.File
+		for _, fl := range f.Flows {
+			g := fl.Group
+			if g == "" {
+				g = fl.Name
+			}
+			add(&c.Groups, "g", g)
+			for _, n := range fl.names() {
+				add(&c.Flows, "f", n)
+			}
+			add(&c.CCs, "c", f.ccName(fl.CC))
+		}
+		for _, w := range f.Workloads {
+			add(&c.Groups, "g", w.group())
+			add(&c.CCs, "c", f.ccName(w.CC))
+		}
+	}
+	for _, v := range x.Sweep {
+		for _, val := range v.Values {
+			c.Vars[v.Name] = append(c.Vars[v.Name], fmt.Sprint(val))
+		}
+	}
+	return c
+}
+
+// resolveExpectations checks every expectation's names against the catalogue.
+func (x *Experiment) resolveExpectations(ports []string) error {
+	c := x.Catalogue(ports)
+	var errs errList
+	for _, e := range x.Points[0].File.Expectations {
+		ex, err := expect.Parse(e.Spec())
+		if err == nil {
+			err = ex.Resolve(c)
+		}
+		if err != nil {
+			errs.add(x.Path, e.line, "%v", err)
+		}
+	}
+	return errs.err()
 }
 
 func pointErr(pt *Point, err error) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"reef/cc"
+	"reef/emulator/expect"
 	"reef/switchd"
 )
 
@@ -17,10 +18,6 @@ const (
 	WorkloadIncast   = "incast"
 	WorkloadAllToAll = "all-to-all"
 )
-
-// ExprChecker parses an expectation expression and reports an unknown metric or a
-// syntax error; emulator/expect provides it. Nil skips the check.
-var ExprChecker func(expr string) error
 
 // scale returns τ (1 when absent).
 func (f *File) scale() float64 {
@@ -32,7 +29,7 @@ func (f *File) scale() float64 {
 
 // validate checks what can be checked without the topology; every problem is reported,
 // each with path:line.
-func (f *File) validate(file string, src []byte, sweep Sweep) error {
+func (f *File) validate(file string, src []byte) error {
 	var errs errList
 	lines := strings.Split(string(src), "\n")
 	if f.Name == "" {
@@ -170,28 +167,22 @@ func (f *File) validate(file string, src []byte, sweep Sweep) error {
 		}
 	}
 	enames := map[string]bool{}
-	swept := map[string]bool{}
-	for _, v := range sweep {
-		swept[v.Name] = true
-	}
 	for i, e := range f.Expectations {
-		if e.Name == "" {
-			errs.add(file, e.line, "expectations[%d]: want a name", i)
-		} else if enames[e.Name] {
-			errs.add(file, e.line, "expectations[%d]: name %q used twice", i, e.Name)
+		where := fmt.Sprintf("expectations[%d]", i)
+		if e.Name != "" {
+			where = fmt.Sprintf("expectations[%d] (%s)", i, e.Name)
+		}
+		if e.Name != "" && enames[e.Name] {
+			errs.add(file, e.line, "%s: name used twice", where)
+			continue
 		}
 		enames[e.Name] = true
-		if e.Expr == "" {
-			errs.add(file, e.line, "expectations[%d] (%s).expr: missing", i, e.Name)
-		} else if ExprChecker != nil {
-			if err := ExprChecker(e.Expr); err != nil {
-				errs.add(file, e.line, "expectations[%d] (%s).expr: %v", i, e.Name, err)
-			}
+		if e.Check == "" {
+			errs.add(file, e.line, "%s.check: missing; want a comparison such as \"victim.goodput >= 0.85 * victim.fair_share\"", where)
+			continue
 		}
-		for _, kv := range e.When {
-			if k := fmt.Sprint(kv.Key); !swept[k] {
-				errs.add(file, e.line, "expectations[%d] (%s).when: %q is not a sweep variable", i, e.Name, k)
-			}
+		if _, err := expect.Parse(e.Spec()); err != nil {
+			errs.add(file, e.line, "%v", err)
 		}
 	}
 	return errs.err()
