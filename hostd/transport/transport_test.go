@@ -1,0 +1,260 @@
+package transport
+
+import (
+	"net/netip"
+	"testing"
+
+	"reef/cc"
+	"reef/units"
+	"reef/wire"
+)
+
+var (
+	addrA = netip.AddrFrom4([4]byte{198, 18, 0, 1})
+	addrB = netip.AddrFrom4([4]byte{198, 18, 0, 2})
+)
+
+// fixedAlg is a constant window, recording the feedback it gets.
+type fixedAlg struct {
+	w        units.Bytes
+	last     cc.Feedback
+	lost     units.Bytes
+	timeouts int
+}
+
+func (f *fixedAlg) OnSend(units.Time, uint64, units.Bytes) {}
+func (f *fixedAlg) OnFeedback(_ units.Time, fb *cc.Feedback) {
+	f.last = *fb
+	f.last.Hops = append([]wire.Hop(nil), fb.Hops...)
+}
+func (f *fixedAlg) OnLoss(_ units.Time, b units.Bytes) { f.lost += b }
+func (f *fixedAlg) OnTimeout(units.Time)               { f.timeouts++ }
+func (f *fixedAlg) Deadline() units.Time               { return units.Never }
+func (f *fixedAlg) OnDeadline(units.Time)              {}
+func (f *fixedAlg) Window() units.Bytes                { return f.w }
+func (f *fixedAlg) Rate() units.Rate                   { return 0 }
+
+// pairTest is a protocol script: a Sender and a Receiver joined by hand, where the test
+// decides which frames arrive and when.
+type pairTest struct {
+	t   *testing.T
+	s   *Sender
+	r   *Receiver
+	alg *fixedAlg
+	now units.Time
+	buf []byte
+}
+
+func newPair(t *testing.T, window int, hopCap int) *pairTest {
+	t.Helper()
+	alg := &fixedAlg{w: units.Bytes(window) * 1000}
+	s, err := NewSender(SenderConfig{FlowID: 9, Addrs: wire.Addrs{Src: addrA, Dst: addrB}, MSS: 1000, HopCap: hopCap,
+		LineRate: units.Gbps, MPDUnit: 100, Tuning: DefaultTuning(), Alg: alg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pairTest{t: t, s: s, r: NewReceiver(9, wire.Addrs{Src: addrB, Dst: addrA}), alg: alg, buf: make([]byte, 2000)}
+}
+
+// send polls the sender for one frame and returns a copy.
+func (p *pairTest) send() []byte {
+	p.t.Helper()
+	tx, ok := p.s.PollTransmit(p.now, p.buf)
+	if !ok {
+		p.t.Fatalf("at %v: sender has nothing to send", p.now)
+	}
+	return append([]byte(nil), p.buf[:tx.Len]...)
+}
+
+// deliver hands a data frame to the receiver and returns its ACK, if one is due.
+func (p *pairTest) deliver(frame []byte) []byte {
+	v, _ := wire.Classify(frame)
+	p.r.HandlePacket(p.now, v)
+	tx, ok := p.r.PollTransmit(p.now, p.buf)
+	if !ok {
+		return nil
+	}
+	return append([]byte(nil), p.buf[:tx.Len]...)
+}
+
+func (p *pairTest) ack(frame []byte) {
+	v, _ := wire.Classify(frame)
+	p.s.HandlePacket(p.now, v)
+}
+
+func header(t *testing.T, frame []byte) wire.Header {
+	t.Helper()
+	v, _ := wire.Classify(frame)
+	var h wire.Header
+	if !v.IsReef() || h.Decode(frame[v.Reef:]) != nil {
+		t.Fatalf("not a reef frame")
+	}
+	return h
+}
+
+func TestReceiverSACKOrder(t *testing.T) {
+	p := newPair(t, 10, 0)
+	var data [][]byte
+	for i := 0; i < 7; i++ {
+		data = append(data, p.send())
+	}
+	var last []byte
+	for _, i := range []int{0, 1, 3, 4, 6} {
+		last = p.deliver(data[i])
+	}
+	h := header(t, last)
+	if h.Ack != 2 || h.Seq != 6 {
+		t.Fatalf("ACK of packet 6: cum %d seq %d, want 2 and 6", h.Ack, h.Seq)
+	}
+	want := []wire.SackBlock{{Start: 6, End: 7}, {Start: 3, End: 5}}
+	if len(h.Sacks) != 2 || h.Sacks[0] != want[0] || h.Sacks[1] != want[1] {
+		t.Errorf("SACK blocks %v, want %v (the triggering packet's block first)", h.Sacks, want)
+	}
+	if p.r.Stats().OutOfOrder != 3 {
+		t.Errorf("%d out-of-order packets, want 3 (3, 4, 6)", p.r.Stats().OutOfOrder)
+	}
+}
+
+func TestAckEchoes(t *testing.T) {
+	p := newPair(t, 10, 2)
+	p.now = 1000
+	d := p.send()
+	// Two INT switches and an MPD stamp on the way; the receiver holds it 500ns.
+	v, _ := wire.Classify(d)
+	v.PushHop(wire.Hop{TS: 1, QLen: 100})
+	v.PushHop(wire.Hop{TS: 2, QLen: 200})
+	v.SetMPD(7)
+	v.DecTTL()
+	v.DecTTL()
+	p.now = 50000
+	v2, _ := wire.Classify(d)
+	p.r.HandlePacket(p.now, v2)
+	p.now = 50500
+	tx, _ := p.r.PollTransmit(p.now, p.buf)
+	a := append([]byte(nil), p.buf[:tx.Len]...)
+	va, _ := wire.Classify(a)
+	va.SetMPD(3) // a switch on the reverse path
+	p.now = 101000
+	p.ack(a)
+	fb := p.alg.last
+	dataSer := units.Gbps.TxTime(units.Bytes(len(d)))
+	ackSer := units.Gbps.TxTime(units.Bytes(len(a)))
+	if fb.RTT != 100000 || fb.Turnaround != 500 || fb.FabricDelay != 100000-500-dataSer-ackSer {
+		t.Errorf("RTT %v turnaround %v fabric %v; want 100µs, 500ns, RTT − turnaround − serialisation", fb.RTT, fb.Turnaround, fb.FabricDelay)
+	}
+	if !fb.HasMPD || fb.MPD != 700 || fb.ReverseMPD != 300 {
+		t.Errorf("MPD %v reverse %v, want 700ns (forward, echoed) and 300ns (stamped on the ACK)", fb.MPD, fb.ReverseMPD)
+	}
+	if len(fb.Hops) != 2 || fb.Hops[1].QLen != 200 || fb.PathHops != 2 {
+		t.Errorf("hops %v path hops %d: want the data's two INT records and 2 switches", fb.Hops, fb.PathHops)
+	}
+	if fb.AckedPackets != 1 || fb.AckedBytes != 1000 || fb.Inflight != 0 || fb.InflightEcho != 1000 {
+		t.Errorf("acked %d pkts %dB, inflight %d, echo %d; want 1, 1000, 0, 1000", fb.AckedPackets, fb.AckedBytes, fb.Inflight, fb.InflightEcho)
+	}
+}
+
+func TestRACKDeclaresLossAfterReorderWindow(t *testing.T) {
+	p := newPair(t, 4, 0)
+	var data [][]byte
+	for i := 0; i < 4; i++ {
+		data = append(data, p.send())
+		p.now += units.Microsecond
+	}
+	p.now = 20 * units.Microsecond
+	p.ack(p.deliver(data[3])) // 0-2 are "late"
+	if p.alg.lost != 0 {
+		t.Fatalf("lost %dB right after a reordered ACK; RACK must wait the reorder window", p.alg.lost)
+	}
+	dl := p.s.TimerDeadline()
+	// Packet 3 was sent at 3µs: RTT 17µs. Window = max(10µs, 0.5 × srtt) = 10µs past the
+	// expected ACK: packet 0 (sent at 0) is lost at 27µs, packet 2 at 29µs.
+	if dl != 27*units.Microsecond {
+		t.Errorf("RACK timer at %v, want 27µs", dl)
+	}
+	p.now = 29 * units.Microsecond
+	p.s.HandleTimeout(p.now)
+	if p.alg.lost != 3000 || p.s.Stats().Lost != 3 {
+		t.Errorf("lost %dB (%d pkts) once the window passed, want 3 packets", p.alg.lost, p.s.Stats().Lost)
+	}
+	re := header(t, p.send())
+	if re.Seq != 0 || re.Flags&wire.FlagRetx == 0 {
+		t.Errorf("next frame seq %d flags %#x, want a retransmission of 0", re.Seq, re.Flags)
+	}
+	// The original of 0 arrives after all: its ACK echoes the old timestamp.
+	p.now += units.Microsecond
+	p.ack(p.deliver(data[0]))
+	if p.s.Stats().Spurious != 1 {
+		t.Errorf("spurious retransmissions %d, want 1 (ACK echoes the first transmission)", p.s.Stats().Spurious)
+	}
+}
+
+func TestMalformedDropped(t *testing.T) {
+	p := newPair(t, 10, 0)
+	d := p.send()
+	a := p.deliver(d)
+	for name, frame := range map[string][]byte{
+		"truncated":  a[:len(a)-5],
+		"data frame": d,
+		"empty":      nil,
+		"wrong flow": func() []byte { b := append([]byte(nil), a...); b[wire.ReefOffset+wire.OffFlowID] ^= 1; return b }(),
+		"future seq": func() []byte { b := append([]byte(nil), a...); b[wire.ReefOffset+wire.OffSeq+7] = 50; return b }(),
+		"future ack": func() []byte { b := append([]byte(nil), a...); b[wire.ReefOffset+wire.OffAck+7] = 50; return b }(),
+		"bad nsack":  func() []byte { b := append([]byte(nil), a...); b[wire.ReefOffset+wire.OffNSack] = 9; return b }(),
+		"not ipv4":   func() []byte { b := append([]byte(nil), a...); b[12] = 0x86; return b }(),
+	} {
+		before := p.s.Stats().Malformed
+		v, _ := wire.Classify(frame)
+		p.s.HandlePacket(p.now, v)
+		if p.s.Stats().Malformed != before+1 {
+			t.Errorf("%s: not counted as malformed", name)
+		}
+	}
+	if p.s.Stats().BytesAcked != 0 {
+		t.Errorf("malformed ACKs acknowledged %d bytes", p.s.Stats().BytesAcked)
+	}
+}
+
+func TestAckPolicyEncoding(t *testing.T) {
+	for _, pol := range []AckPolicy{{}, {Every: 1}, {Every: 65535, Delay: 4_000_000_000}, {Every: 4, Delay: 50 * units.Microsecond}} {
+		if got := decodeAckPolicy(pol.encode()); got != pol {
+			t.Errorf("round trip %+v → %+v", pol, got)
+		}
+	}
+	if (AckPolicy{Every: -1}).Validate() == nil || (AckPolicy{Delay: 5 * units.Second}).Validate() == nil {
+		t.Error("out-of-range policies validated")
+	}
+}
+
+func FuzzSenderHandlePacket(f *testing.F) {
+	p := newPair(&testing.T{}, 10, 2)
+	for i := 0; i < 3; i++ {
+		f.Add(p.deliver(p.send()))
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		q := newPair(t, 10, 2)
+		for i := 0; i < 5; i++ {
+			q.send()
+		}
+		v, _ := wire.Classify(frame)
+		q.s.HandlePacket(1000, v)
+		q.s.HandleTimeout(q.s.NextDeadline())
+		q.s.PollTransmit(units.Second, q.buf)
+		if q.s.inflight < 0 {
+			t.Fatalf("negative inflight %d", q.s.inflight)
+		}
+	})
+}
+
+func FuzzReceiverHandlePacket(f *testing.F) {
+	p := newPair(&testing.T{}, 10, 2)
+	for i := 0; i < 3; i++ {
+		f.Add(p.send())
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		q := newPair(t, 10, 2)
+		v, _ := wire.Classify(frame)
+		q.r.HandlePacket(1000, v)
+		q.r.PollTransmit(1000, q.buf)
+	})
+}
