@@ -30,12 +30,8 @@ type port struct {
 	rxBytes uint64
 	drops   [NumDropReasons]uint64
 
-	// PFC on this port's ingress.
-	held      units.Bytes // bytes that arrived here and wait in the switch
-	pausing   bool        // the upstream has been told to pause
-	refreshAt units.Time  // when to repeat the pause while still pausing
-	pausesTx  uint64
-	pausesRx  uint64
+	pfc      pfcIngress // PFC on this port's ingress
+	pausesRx uint64     // PFC frames received (pausing this port's egress)
 
 	eg egress
 }
@@ -80,7 +76,7 @@ func New(cfg Config) (*Switch, error) {
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
 		p.cfg, p.up = pc, true
-		p.refreshAt = units.Never
+		p.pfc = pfcIngress{cfg: pc.PFC, refreshAt: units.Never}
 		ecn := cfg.ECN
 		if pc.ECN != nil {
 			ecn = *pc.ECN
@@ -119,7 +115,8 @@ func (s *Switch) release() {
 // Receive hands the switch a frame that arrived on port at now. The switch copies it;
 // the caller may reuse frame after the call. The frame enters the pipeline after the
 // port's IngressDelay. A now earlier than a time the switch has already reached is
-// taken as that time. Bad input (unknown port, any bytes) is counted, never fatal.
+// taken as that time. Any bytes are accepted: what cannot be forwarded is dropped and
+// counted on the port. A frame for a port the switch does not have is ignored.
 func (s *Switch) Receive(now units.Time, port int, frame []byte) {
 	s.release()
 	if port < 0 || port >= len(s.ports) {
@@ -157,7 +154,7 @@ func (s *Switch) NextDeadline() units.Time {
 		if p.in.len() > 0 {
 			d = min(d, p.in.at(0).t)
 		}
-		d = min(d, p.refreshAt, p.eg.deadline(s.pfc))
+		d = min(d, p.pfc.refreshAt, p.eg.deadline(s.pfc))
 	}
 	return max(d, s.now)
 }
@@ -239,253 +236,12 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 			p.drops[DropPortDown]++
 			s.pool.put(d.buf)
 		}
-		p.pausing, p.refreshAt = false, units.Never
+		p.pfc.reset()
 	}
 	for i := range s.ports {
 		s.upv[i] = s.ports[i].up
 	}
 	s.router.setUp(s.upv)
-}
-
-// advance processes every event up to t in time order: frames leaving ingress delay
-// lines, PFC refreshes and, before each of them, the egress departures that precede it.
-func (s *Switch) advance(t units.Time) {
-	t = max(t, s.now)
-	for {
-		x, src, refresh := units.Never, -1, false
-		if s.nin > 0 {
-			for i := range s.ports {
-				if p := &s.ports[i]; p.in.len() > 0 && p.in.at(0).t < x {
-					x, src = p.in.at(0).t, i
-				}
-			}
-		}
-		if s.pfc {
-			for i := range s.ports {
-				if r := s.ports[i].refreshAt; r < x {
-					x, src, refresh = r, i, true
-				}
-			}
-		}
-		if x > t {
-			break
-		}
-		s.advanceEgress(x)
-		s.now = x
-		if refresh {
-			s.sendPause(src, x, pauseQuanta)
-		} else {
-			s.ingress(src, x)
-		}
-	}
-	s.advanceEgress(t)
-	s.now = t
-}
-
-// advanceEgress processes every departure up to x. With PFC on, departures across
-// ports are merged in time order, because each may resume an upstream.
-func (s *Switch) advanceEgress(x units.Time) {
-	if !s.pfc {
-		for i := range s.ports {
-			e := &s.ports[i].eg
-			for e.schedule(x) <= x {
-				s.depart(i)
-			}
-		}
-		return
-	}
-	for {
-		best, bd := -1, units.Never
-		for i := range s.ports {
-			if d := s.ports[i].eg.schedule(x); d <= x && d < bd {
-				best, bd = i, d
-			}
-		}
-		if best < 0 {
-			return
-		}
-		s.depart(best)
-	}
-}
-
-// ingress runs the pipeline on the head of port src's ingress line at t: parse, TTL,
-// route, balance, enqueue.
-func (s *Switch) ingress(src int, t units.Time) {
-	p := &s.ports[src]
-	k := p.in.pop()
-	s.nin--
-	frame := s.pool.buf(k.buf)[:k.n]
-	if q, ok := wire.ParsePause(frame); ok {
-		p.pausesRx++
-		p.eg.pause(t, q)
-		s.pool.put(k.buf)
-		return
-	}
-	v, ok := wire.Classify(frame)
-	if !ok {
-		r := DropNotIPv4
-		if len(frame) >= wire.EthLen && frame[12] == 0x08 && frame[13] == 0x00 {
-			r = DropMalformed
-		}
-		s.drop(src, k.buf, r)
-		return
-	}
-	if wire.IPv4Checksum(frame[v.IP:]) != 0 {
-		s.drop(src, k.buf, DropMalformed)
-		return
-	}
-	if !v.DecTTL() {
-		s.drop(src, k.buf, DropTTL)
-		return
-	}
-	s.key = v.Key() // a field, not a local: a pointer to a local would escape through the balancer interface
-	out, why := s.route(t, &s.key)
-	if out < 0 {
-		s.drop(src, k.buf, why)
-		return
-	}
-	s.enqueue(out, t, k, v)
-}
-
-// route picks the egress port for key: a pin, else the longest-prefix route's group
-// through the balancer.
-func (s *Switch) route(t units.Time, key *wire.FlowKey) (int, DropReason) {
-	for i := range s.router.pins {
-		pn := &s.router.pins[i]
-		if pn.dst == key.Dst && pn.src == key.Src && (pn.srcPort == 0 || pn.srcPort == key.SrcPort) && s.ports[pn.port].up {
-			return pn.port, 0
-		}
-	}
-	r := s.router.lookup(key.Dst)
-	if r < 0 {
-		return -1, DropNoRoute
-	}
-	switch c := s.router.groups[r].up; len(c) {
-	case 0:
-		return -1, DropPortDown
-	case 1:
-		return c[0], 0
-	default:
-		return s.lb.pick(t, key, c), 0
-	}
-}
-
-func (s *Switch) drop(port int, buf int32, r DropReason) {
-	s.ports[port].drops[r]++
-	s.pool.put(buf)
-}
-
-// enqueue admits k to port out's queue at t (tail drop), marks ECN on the backlog it
-// finds, rewrites the Ethernet header and does PFC accounting.
-func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
-	p := &s.ports[out]
-	e := &p.eg
-	n := units.Bytes(k.n)
-	switch {
-	case int(k.n) > e.mtu:
-		s.drop(out, k.buf, DropOversize)
-		return
-	case e.qbytes+n > e.cap:
-		s.drop(out, k.buf, DropTail)
-		return
-	}
-	if e.mark != nil {
-		if ecn := v.ECN(); ecn != wire.NotECT && ecn != wire.CE && e.mark.mark(e.qbytes, e.cap) {
-			v.SetCE()
-			e.marks++
-		}
-	}
-	f := v.Frame
-	copy(f[0:6], p.cfg.PeerMAC[:])
-	copy(f[6:12], p.cfg.MAC[:])
-	k.t, k.reef = t, int16(v.Reef)
-	e.q.push(k)
-	e.qbytes += n
-	e.maxQ = max(e.maxQ, e.qbytes)
-	in := &s.ports[k.in]
-	if in.cfg.PFC.Enabled {
-		in.held += n
-		if !in.pausing && in.held > in.cfg.PFC.XOff && in.up {
-			in.pausing = true
-			s.sendPause(int(k.in), t, pauseQuanta)
-		}
-	}
-}
-
-// depart moves the scheduled head of port i's queue onto its delay line at its computed
-// departure: counters, INT, PFC.
-func (s *Switch) depart(i int) {
-	e := &s.ports[i].eg
-	h := e.q.at(e.ndep)
-	e.ndep++
-	e.sched = false
-	n := units.Bytes(h.n)
-	e.qbytes -= n
-	e.txPackets++
-	e.txBytes += uint64(n)
-	h.due = h.dep + e.delay
-	if h.reef != 0 {
-		s.stampINT(e, h)
-	}
-	s.unhold(int(h.in), n, h.dep)
-}
-
-// stampINT applies the INT mode to a reef packet at its departure.
-func (s *Switch) stampINT(e *egress, h *pkt) {
-	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
-	switch s.intMd {
-	case INTMPD:
-		// Queueing delay = departure − serialisation − arrival = start − arrival.
-		q := h.start - h.t
-		u := (q + s.mpdU - 1) / s.mpdU
-		own := uint16(min(u, 0xffff))
-		if own > v.MPD() {
-			v.SetMPD(own)
-		}
-	case INTHPCC:
-		if v.Flags()&wire.FlagINT != 0 {
-			v.PushHop(wire.Hop{
-				TS:       int64(h.dep),
-				TxBytes:  e.txBytes,
-				QLen:     uint32(min(e.qbytes, 0xffffffff)),
-				RateKbps: uint32(min(e.rate/units.Kbps, 0xffffffff)),
-			})
-		}
-	}
-}
-
-// unhold releases n bytes held for ingress port in at t, resuming its upstream once
-// they fall to XOn.
-func (s *Switch) unhold(in int, n units.Bytes, t units.Time) {
-	p := &s.ports[in]
-	if !p.cfg.PFC.Enabled {
-		return
-	}
-	p.held -= n
-	if p.pausing && p.held <= p.cfg.PFC.XOn {
-		p.pausing = false
-		p.refreshAt = units.Never
-		s.sendPause(in, t, 0)
-	}
-}
-
-// sendPause emits a PFC frame with quanta out of port i at t. It bypasses the egress
-// queue but takes the link's delay. While pausing, it is repeated at half its length.
-func (s *Switch) sendPause(i int, t units.Time, quanta uint16) {
-	p := &s.ports[i]
-	if quanta != 0 {
-		p.refreshAt = t + max(1, p.eg.rate.TxTime(units.Bytes(quanta)*64)/2)
-	}
-	if !p.up {
-		return
-	}
-	b, ok := s.pool.get()
-	if !ok {
-		return
-	}
-	n := wire.BuildPause(s.pool.buf(b), p.cfg.MAC, quanta)
-	p.pausesTx++
-	p.eg.ctl.push(pkt{buf: b, n: int32(n), in: int16(i), t: t, dep: t, due: t + p.eg.delay})
 }
 
 // Stats returns a snapshot of every port's counters, as of the latest time the switch
@@ -504,9 +260,9 @@ func (s *Switch) AppendStats(dst []PortStats) []PortStats {
 			TxPackets: e.txPackets, TxBytes: e.txBytes,
 			Drops:     p.drops,
 			ECNMarks:  e.marks,
-			PauseTime: e.pauseTime(s.now), PausesRx: p.pausesRx, PausesTx: p.pausesTx,
+			PauseTime: e.pauseTime(s.now), PausesRx: p.pausesRx, PausesTx: p.pfc.sent,
 			QueueBytes: e.qbytes, MaxQueueBytes: e.maxQ,
-			HeldBytes: p.held,
+			HeldBytes: p.pfc.held,
 			Lateness:  e.late.summary(),
 		})
 	}

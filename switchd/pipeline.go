@@ -1,0 +1,206 @@
+package switchd
+
+import (
+	"reef/units"
+	"reef/wire"
+)
+
+// advance processes every event up to t in time order: frames leaving ingress delay
+// lines, PFC refreshes and, before each of them, the egress departures that precede it.
+func (s *Switch) advance(t units.Time) {
+	t = max(t, s.now)
+	for {
+		x, src, refresh := units.Never, -1, false
+		if s.nin > 0 {
+			for i := range s.ports {
+				if p := &s.ports[i]; p.in.len() > 0 && p.in.at(0).t < x {
+					x, src = p.in.at(0).t, i
+				}
+			}
+		}
+		if s.pfc {
+			for i := range s.ports {
+				if r := s.ports[i].pfc.refreshAt; r < x {
+					x, src, refresh = r, i, true
+				}
+			}
+		}
+		if x > t {
+			break
+		}
+		s.advanceEgress(x)
+		s.now = x
+		if refresh {
+			s.sendPause(src, x, pauseQuanta)
+		} else {
+			s.ingress(src, x)
+		}
+	}
+	s.advanceEgress(t)
+	s.now = t
+}
+
+// advanceEgress processes every departure up to x. With PFC on, departures across
+// ports are merged in time order, because each may resume an upstream.
+func (s *Switch) advanceEgress(x units.Time) {
+	if !s.pfc {
+		for i := range s.ports {
+			e := &s.ports[i].eg
+			for e.schedule(x) <= x {
+				s.depart(i)
+			}
+		}
+		return
+	}
+	for {
+		best, bd := -1, units.Never
+		for i := range s.ports {
+			if d := s.ports[i].eg.schedule(x); d <= x && d < bd {
+				best, bd = i, d
+			}
+		}
+		if best < 0 {
+			return
+		}
+		s.depart(best)
+	}
+}
+
+// ingress runs the pipeline on the head of port src's ingress line at t: parse, TTL,
+// route, balance, enqueue.
+func (s *Switch) ingress(src int, t units.Time) {
+	p := &s.ports[src]
+	k := p.in.pop()
+	s.nin--
+	frame := s.pool.buf(k.buf)[:k.n]
+	if q, ok := wire.ParsePause(frame); ok {
+		p.pausesRx++
+		p.eg.pause(t, q)
+		s.pool.put(k.buf)
+		return
+	}
+	v, ok := wire.Classify(frame)
+	if !ok {
+		r := DropNotIPv4
+		if len(frame) >= wire.EthLen && frame[12] == 0x08 && frame[13] == 0x00 {
+			r = DropMalformed
+		}
+		s.drop(src, k.buf, r)
+		return
+	}
+	if wire.IPv4Checksum(frame[v.IP:]) != 0 {
+		s.drop(src, k.buf, DropMalformed)
+		return
+	}
+	if !v.DecTTL() {
+		s.drop(src, k.buf, DropTTL)
+		return
+	}
+	s.key = v.Key() // a field, not a local: a pointer to a local would escape through the balancer interface
+	out, why := s.route(t, &s.key)
+	if out < 0 {
+		s.drop(src, k.buf, why)
+		return
+	}
+	s.enqueue(out, t, k, v)
+}
+
+// route picks the egress port for key: a pin, else the longest-prefix route's group
+// through the balancer.
+func (s *Switch) route(t units.Time, key *wire.FlowKey) (int, DropReason) {
+	for i := range s.router.pins {
+		pn := &s.router.pins[i]
+		if pn.dst == key.Dst && pn.src == key.Src && (pn.srcPort == 0 || pn.srcPort == key.SrcPort) && s.ports[pn.port].up {
+			return pn.port, 0
+		}
+	}
+	r := s.router.lookup(key.Dst)
+	if r < 0 {
+		return -1, DropNoRoute
+	}
+	switch c := s.router.groups[r].up; len(c) {
+	case 0:
+		return -1, DropPortDown
+	case 1:
+		return c[0], 0
+	default:
+		return s.lb.pick(t, key, c), 0
+	}
+}
+
+func (s *Switch) drop(port int, buf int32, r DropReason) {
+	s.ports[port].drops[r]++
+	s.pool.put(buf)
+}
+
+// enqueue admits k to port out's queue at t (tail drop), marks ECN on the backlog it
+// finds, rewrites the Ethernet header and does PFC accounting.
+func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
+	p := &s.ports[out]
+	e := &p.eg
+	n := units.Bytes(k.n)
+	switch {
+	case int(k.n) > e.mtu:
+		s.drop(out, k.buf, DropOversize)
+		return
+	case e.qbytes+n > e.cap:
+		s.drop(out, k.buf, DropTail)
+		return
+	}
+	if e.mark != nil {
+		if ecn := v.ECN(); ecn != wire.NotECT && ecn != wire.CE && e.mark.mark(e.qbytes, e.cap) {
+			v.SetCE()
+			e.marks++
+		}
+	}
+	f := v.Frame
+	copy(f[0:6], p.cfg.PeerMAC[:])
+	copy(f[6:12], p.cfg.MAC[:])
+	k.t, k.reef = t, int16(v.Reef)
+	e.q.push(k)
+	e.qbytes += n
+	e.maxQ = max(e.maxQ, e.qbytes)
+	s.hold(int(k.in), n, t)
+}
+
+// depart moves the scheduled head of port i's queue onto its delay line at its computed
+// departure: counters, INT, PFC.
+func (s *Switch) depart(i int) {
+	e := &s.ports[i].eg
+	h := e.q.at(e.ndep)
+	e.ndep++
+	e.sched = false
+	n := units.Bytes(h.n)
+	e.qbytes -= n
+	e.txPackets++
+	e.txBytes += uint64(n)
+	h.due = h.dep + e.delay
+	if h.reef != 0 {
+		s.stampINT(e, h)
+	}
+	s.unhold(int(h.in), n, h.dep)
+}
+
+// stampINT applies the INT mode to a reef packet at its departure.
+func (s *Switch) stampINT(e *egress, h *pkt) {
+	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
+	switch s.intMd {
+	case INTMPD:
+		// Queueing delay = departure − serialisation − arrival = start − arrival.
+		q := h.start - h.t
+		u := (q + s.mpdU - 1) / s.mpdU
+		own := uint16(min(u, 0xffff))
+		if own > v.MPD() {
+			v.SetMPD(own)
+		}
+	case INTHPCC:
+		if v.Flags()&wire.FlagINT != 0 {
+			v.PushHop(wire.Hop{
+				TS:       int64(h.dep),
+				TxBytes:  e.txBytes,
+				QLen:     uint32(min(e.qbytes, 0xffffffff)),
+				RateKbps: uint32(min(e.rate/units.Kbps, 0xffffffff)),
+			})
+		}
+	}
+}
