@@ -1,11 +1,14 @@
 package netns
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -199,38 +202,100 @@ func filepathFromKey(key string) string {
 	return string(b)
 }
 
-// Legacy ethtool commands (linux/ethtool.h); the kernel still maps them onto features.
+// ethtool ioctl commands and string sets (linux/ethtool.h).
 const (
-	ethtoolSTXCSUM = 0x17
-	ethtoolSSG     = 0x19
-	ethtoolSTSO    = 0x1f
-	ethtoolSGSO    = 0x24
-	ethtoolSFLAGS  = 0x26 // rxvlan, txvlan, lro, ntuple, rxhash as one word
-	ethtoolSGRO    = 0x2c
+	ethtoolGSTRINGS  = 0x1b
+	ethtoolGSSETINFO = 0x37
+	ethtoolSFEATURES = 0x3b
+	ethSSFeatures    = 4
+	ethGStringLen    = 32
 )
 
-// offloadsOff turns off tx checksum, scatter-gather, TSO, GSO, GRO and VLAN offloads on
-// ifname, using sock (an AF_INET socket in ifname's namespace).
-func offloadsOff(sock int, ifname string) error {
-	for _, cmd := range []uint32{ethtoolSTXCSUM, ethtoolSSG, ethtoolSTSO, ethtoolSGSO, ethtoolSGRO, ethtoolSFLAGS} {
-		if err := ethtoolSet(sock, ifname, cmd, 0); err != nil {
-			return fmt.Errorf("netns: ethtool %s cmd %#x: %w", ifname, cmd, err)
+var (
+	featOnce  sync.Once
+	featNames []string
+	featErr   error
+)
+
+// offloadFeature reports whether a netdev feature (by its ethtool name) is one reef
+// turns off on every veth end: checksum, scatter-gather, every segmentation offload
+// (TSO, GSO, UFO, tunnels, AccECN), GRO and VLAN tag offloads.
+func offloadFeature(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "tx-checksum"), strings.HasPrefix(name, "tx-scatter-gather"),
+		strings.HasSuffix(name, "-segmentation"), strings.HasPrefix(name, "rx-gro"),
+		name == "rx-udp-gro-forwarding", strings.HasPrefix(name, "rx-vlan"), strings.HasPrefix(name, "tx-vlan"):
+		return true
+	}
+	return false
+}
+
+// featureNames reads the kernel's netdev feature names (the same for every device).
+func featureNames(sock int) ([]string, error) {
+	featOnce.Do(func() {
+		info := struct {
+			cmd, reserved uint32
+			mask          uint64
+			data          uint32
+		}{cmd: ethtoolGSSETINFO, mask: 1 << ethSSFeatures}
+		if err := ethtoolIoctl(sock, "lo", unsafe.Pointer(&info)); err != nil {
+			featErr = fmt.Errorf("ETHTOOL_GSSET_INFO: %w", err)
+			return
 		}
+		n := int(info.data)
+		buf := make([]byte, 12+n*ethGStringLen)
+		binary.NativeEndian.PutUint32(buf[0:], ethtoolGSTRINGS)
+		binary.NativeEndian.PutUint32(buf[4:], ethSSFeatures)
+		binary.NativeEndian.PutUint32(buf[8:], uint32(n))
+		if err := ethtoolIoctl(sock, "lo", unsafe.Pointer(&buf[0])); err != nil {
+			featErr = fmt.Errorf("ETHTOOL_GSTRINGS: %w", err)
+			return
+		}
+		for i := range n {
+			s := buf[12+i*ethGStringLen : 12+(i+1)*ethGStringLen]
+			if j := bytes.IndexByte(s, 0); j >= 0 {
+				s = s[:j]
+			}
+			featNames = append(featNames, string(s))
+		}
+	})
+	return featNames, featErr
+}
+
+// offloadsOff turns the offloadFeature features off on ifname with one
+// ETHTOOL_SFEATURES, through sock (an AF_INET socket in ifname's namespace). Features
+// the device cannot change are left as they are.
+func offloadsOff(sock int, ifname string) error {
+	names, err := featureNames(sock)
+	if err != nil {
+		return fmt.Errorf("netns: ethtool %s: %w", ifname, err)
+	}
+	blocks := (len(names) + 31) / 32
+	buf := make([]byte, 8+8*blocks)
+	binary.NativeEndian.PutUint32(buf[0:], ethtoolSFEATURES)
+	binary.NativeEndian.PutUint32(buf[4:], uint32(blocks))
+	for i, n := range names {
+		if offloadFeature(n) {
+			off := 8 + 8*(i/32) // features[i/32].valid; requested stays 0 (off)
+			binary.NativeEndian.PutUint32(buf[off:], binary.NativeEndian.Uint32(buf[off:])|1<<(i%32))
+		}
+	}
+	if err := ethtoolIoctl(sock, ifname, unsafe.Pointer(&buf[0])); err != nil {
+		return fmt.Errorf("netns: ethtool %s: ETHTOOL_SFEATURES: %w", ifname, err)
 	}
 	return nil
 }
 
-func ethtoolSet(sock int, ifname string, cmd, data uint32) error {
-	val := struct{ cmd, data uint32 }{cmd, data}
+// ethtoolIoctl issues SIOCETHTOOL on ifname with data pointing at the command struct.
+func ethtoolIoctl(sock int, ifname string, data unsafe.Pointer) error {
 	var ifr struct {
 		name [unix.IFNAMSIZ]byte
-		data uintptr
+		data unsafe.Pointer
 		_    [16]byte
 	}
 	copy(ifr.name[:], ifname)
-	ifr.data = uintptr(unsafe.Pointer(&val))
+	ifr.data = data
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(sock), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
-	runtime.KeepAlive(&val)
 	if errno != 0 {
 		return errno
 	}

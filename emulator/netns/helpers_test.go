@@ -1,0 +1,145 @@
+package netns
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reef/emulator/plan"
+	"reef/emulator/topo"
+	"reef/switchd"
+	"reef/units"
+)
+
+// needRoot skips the test without root, except in CI (CI=true), where a missing
+// prerequisite fails it.
+func needRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		missing(t, "root")
+	}
+}
+
+// needTool requires a program on $PATH (same CI rule as needRoot).
+func needTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		missing(t, name)
+	}
+}
+
+func missing(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required in CI", what)
+	}
+	t.Skipf("needs %s", what)
+}
+
+var (
+	switchdOnce sync.Once
+	switchdBin  string
+	switchdErr  error
+)
+
+// testSwitchd builds switchd once per test binary.
+func testSwitchd(t testing.TB) string {
+	t.Helper()
+	switchdOnce.Do(func() { switchdBin, switchdErr = buildSwitchd() })
+	if switchdErr != nil {
+		t.Fatal(switchdErr)
+	}
+	return switchdBin
+}
+
+// labName returns a unique lab name (topology names are at most 12 characters).
+func labName(prefix string) string {
+	return fmt.Sprintf("%s%05x", prefix, rand.Uint32()&0xfffff)
+}
+
+// planFor parses a topology document whose name is %s and plans it.
+func planFor(t testing.TB, doc, lab string) *plan.Plan {
+	t.Helper()
+	tp, err := topo.Parse(lab+".yaml", []byte(fmt.Sprintf(doc, lab)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// up brings p up and tears it down when the test ends.
+func up(t testing.TB, p *plan.Plan, o Options) *Lab {
+	t.Helper()
+	needRoot(t)
+	if o.Switchd == "" {
+		o.Switchd = testSwitchd(t)
+	}
+	t0 := time.Now()
+	lab, err := Up(context.Background(), p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("lab %s up in %v", lab.Name, time.Since(t0).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if _, err := os.Stat(lab.Dir); err == nil {
+			if err := Down(context.Background(), lab.Name); err != nil {
+				t.Errorf("down: %v", err)
+			}
+		}
+	})
+	return lab
+}
+
+// run runs argv in node and returns its combined output.
+func run(ctx context.Context, lab *Lab, node string, argv ...string) (string, error) {
+	var out bytes.Buffer
+	err := Exec(ctx, lab.Name, node, argv, Stdio{Out: &out, Err: &out})
+	return out.String(), err
+}
+
+// report is the part of switchd's stats file the tests read.
+type report struct {
+	Time  units.Time          `json:"time"`
+	Ports []switchd.PortStats `json:"ports"`
+}
+
+func readReport(t testing.TB, lab *Lab, node string) report {
+	t.Helper()
+	b, err := os.ReadFile(lab.StatsPath(node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// portTo returns the index of sw's port whose peer is node.
+func portTo(t testing.TB, p *plan.Plan, sw, node string) int {
+	t.Helper()
+	s, ok := p.SwitchByName(sw)
+	if !ok {
+		t.Fatalf("no switch %s", sw)
+	}
+	for i, pc := range s.Config.Ports {
+		if strings.HasPrefix(pc.Peer, node+":") {
+			return i
+		}
+	}
+	t.Fatalf("%s has no port to %s", sw, node)
+	return -1
+}
