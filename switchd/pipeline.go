@@ -8,7 +8,7 @@ import (
 // advance processes every event up to t in time order: frames leaving ingress delay
 // lines, PFC refreshes and, before each of them, the egress departures that precede it.
 func (s *Switch) advance(t units.Time) {
-	t = max(t, s.now)
+	t = min(max(t, s.now), units.Never-1) // Poll(units.Never) drains everything
 	for {
 		x, src, refresh := units.Never, -1, false
 		if s.nin > 0 {
@@ -31,7 +31,10 @@ func (s *Switch) advance(t units.Time) {
 		s.advanceEgress(x)
 		s.now = x
 		if refresh {
-			s.sendPause(src, x, pauseQuanta)
+			// The departures just processed may have resumed the upstream.
+			if f := &s.ports[src].pfc; f.pausing && f.refreshAt == x {
+				s.sendPause(src, x, pauseQuanta)
+			}
 		} else {
 			s.ingress(src, x)
 		}

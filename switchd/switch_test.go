@@ -241,3 +241,16 @@ func TestBadChecksumDropped(t *testing.T) {
 		t.Errorf("out %d, drops %v; want one malformed drop", len(out), s.Stats()[0].Drops)
 	}
 }
+
+func TestPollNeverDrains(t *testing.T) {
+	s := mustNew(t, testConfig(2))
+	for i := 0; i < 3; i++ {
+		s.Receive(0, 0, pk{}.build(t))
+	}
+	if out := pollAll(s, units.Never); len(out) != 3 || out[2].due != 370*units.Microsecond {
+		t.Errorf("Poll(Never): %d frames; want all 3, the last due 370µs", len(out))
+	}
+	if d := s.NextDeadline(); d != units.Never {
+		t.Errorf("NextDeadline after draining: %v, want never", d)
+	}
+}
