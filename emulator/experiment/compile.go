@@ -1,0 +1,367 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"reef/cc"
+	"reef/emulator/expect"
+	"reef/emulator/plan"
+	"reef/emulator/scenario"
+	"reef/emulator/topo"
+	"reef/switchd"
+	"reef/units"
+)
+
+// Run is one compiled sweep point: everything a backend needs, in emulator units.
+type Run struct {
+	// Experiment is the experiment's name, Point the sweep point it came from.
+	Experiment string
+	Point      *Point
+	// TimeScale is τ.
+	TimeScale float64
+	Plan      *plan.Plan
+	Scenario  *scenario.Scenario
+	// Expectations are the experiment's checks, parsed and resolved against this
+	// run's plan (every check; the report selects by when: and compares runs).
+	Expectations []*expect.Expectation
+}
+
+// CompileOptions adjust compilation.
+type CompileOptions struct {
+	// Seed, when non-zero, replaces the file's seed.
+	Seed uint64
+}
+
+// Compile turns one point into a plan and a scenario: the topology scaled by τ and
+// planned, the switch features applied, flows and workloads expanded with their
+// algorithms' parameters decoded, validated and scaled, timeline events resolved to
+// links. Every problem names the file and line.
+func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
+	f := pt.File
+	tau := f.scale()
+	seed := f.Seed
+	if opts.Seed != 0 {
+		seed = opts.Seed
+	}
+	t, err := x.topology(f)
+	if err != nil {
+		return nil, err
+	}
+	t = t.Scale(tau)
+	p, err := plan.Build(t, plan.Options{Seed: seed})
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: topology: %w", x.Path, f.Topology.line, err)
+	}
+	var errs errList
+	hosts := map[string]bool{}
+	for _, h := range p.Hosts {
+		hosts[h.Config.Name] = true
+	}
+	scaleT := func(v units.Time) units.Time { return v.Scale(tau) }
+	interval := f.SampleInterval
+	if interval == 0 {
+		interval = f.Duration / 200
+	}
+	sc := &scenario.Scenario{
+		Name: x.Name, Seed: seed, TimeScale: tau,
+		Duration: scaleT(f.Duration), Warmup: scaleT(f.Warmup), SampleInterval: max(scaleT(interval), units.Microsecond),
+	}
+	if pt.Label != "" {
+		sc.Name += "/" + pt.Label
+	}
+	var id uint32
+	for i, fl := range f.Flows {
+		name := f.ccName(fl.CC)
+		raw, err := f.scaledParams(name, fl.Params, tau)
+		if err != nil {
+			errs.add(x.Path, fl.line, "flows[%d]: %v", i, err)
+			continue
+		}
+		group := fl.Group
+		if group == "" {
+			group = fl.Name
+		}
+		for k, nm := range fl.names() {
+			src, dst := fl.host(fl.Src, k+1), fl.host(fl.Dst, k+1)
+			ok := true
+			for _, h := range []string{src, dst} {
+				if !hosts[h] {
+					errs.add(x.Path, fl.line, "flows[%d] (%s): no host %q in topology %s%s", i, nm, h, t.Name, suggestHost(h, t.Hosts()))
+					ok = false
+				}
+			}
+			if !ok {
+				continue
+			}
+			id++
+			stop := fl.Stop
+			if stop != 0 {
+				stop += units.Time(k) * fl.StopStep
+			}
+			sc.Flows = append(sc.Flows, scenario.Flow{
+				ID: id, Name: nm, Group: group, Src: src, Dst: dst, CC: name, CCParams: raw,
+				Start: scaleT(fl.Start + units.Time(k)*fl.StartStep), Stop: scaleT(stop),
+				Size: fl.Size, INTHops: firstNonZero(fl.INTHops, f.Defaults.INTHops), AckEvery: firstNonZero(fl.AckEvery, f.Defaults.AckEvery),
+			})
+		}
+	}
+	for i, w := range f.Workloads {
+		flows, err := x.expandWorkload(f, &w, p, t, tau, seed, &id)
+		if err != nil {
+			errs.add(x.Path, w.line, "workloads[%d] (%s): %v", i, w.Kind, err)
+			continue
+		}
+		sc.Flows = append(sc.Flows, flows...)
+	}
+	for i, ev := range f.Timeline {
+		li, err := findLink(p, ev.Link)
+		if err != nil {
+			errs.add(x.Path, ev.line, "timeline[%d].link: %v", i, err)
+			continue
+		}
+		e := scenario.Event{At: scaleT(ev.At), Link: li}
+		switch {
+		case ev.Rate > 0:
+			e.Kind, e.Rate = scenario.EventRate, units.Rate(float64(ev.Rate)/tau+0.5)
+		case ev.Down:
+			e.Kind = scenario.EventDown
+		case ev.Up:
+			e.Kind = scenario.EventUp
+		}
+		sc.Events = append(sc.Events, e)
+	}
+	for _, se := range f.Switches {
+		if err := applyFeatures(p, sc, se, tau); err != nil {
+			errs.add(x.Path, se.Line, "switches.%s: %v", se.Pattern, err)
+		}
+	}
+	if err := errs.err(); err != nil {
+		return nil, pointErr(pt, err)
+	}
+	sortEvents(sc.Events)
+	run := &Run{Experiment: x.Name, Point: pt, TimeScale: tau, Plan: p, Scenario: sc}
+	var ports []string
+	for _, s := range p.Switches {
+		for _, pc := range s.Config.Ports {
+			ports = append(ports, s.Config.Name+":"+pc.Name)
+		}
+	}
+	c := x.Catalogue(ports)
+	for _, e := range f.Expectations {
+		ex, err := expect.Parse(e.Spec())
+		if err == nil {
+			err = ex.Resolve(c)
+		}
+		if err != nil {
+			errs.add(x.Path, e.line, "%v", err)
+			continue
+		}
+		run.Expectations = append(run.Expectations, ex)
+	}
+	if err := errs.err(); err != nil {
+		return nil, pointErr(pt, err)
+	}
+	return run, nil
+}
+
+// CompileAll compiles every point, so that a bad point is found before anything runs.
+func (x *Experiment) CompileAll(opts CompileOptions) ([]*Run, error) {
+	runs := make([]*Run, 0, len(x.Points))
+	for _, pt := range x.Points {
+		r, err := x.Compile(pt, opts)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func firstNonZero(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+// topology loads the point's topology (relative paths are relative to the experiment).
+func (x *Experiment) topology(f *File) (*topo.Topology, error) {
+	if f.Topology.Inline != nil {
+		t, err := topo.DecodeNode(x.Path, f.Topology.Inline)
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	p := f.Topology.File
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(x.Path), p)
+	}
+	t, err := topo.Load(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: topology: %w", x.Path, f.Topology.line, err)
+	}
+	return t, nil
+}
+
+// scaledParams decodes, validates and scales an algorithm's parameters and returns them
+// as the JSON Scenario.Flow.CCParams carries.
+func (f *File) scaledParams(name string, own Params, tau float64) ([]byte, error) {
+	p, err := f.params(name, own)
+	if err != nil {
+		return nil, err
+	}
+	if err := cc.ScaleParams(p, tau); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s parameters after time scale %g: %w", name, tau, err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s parameters: %w", name, err)
+	}
+	return b, nil
+}
+
+// findLink resolves "a-b" or "a:port-b:port" (node names, either order) to a link index.
+func findLink(p *plan.Plan, spec string) (int, error) {
+	ends := strings.SplitN(spec, "-", 2)
+	// node names may contain '-': try every split point
+	for i := 0; i < len(spec); i++ {
+		if spec[i] != '-' {
+			continue
+		}
+		a, b := spec[:i], spec[i+1:]
+		for li, l := range p.Links {
+			if matchEnd(l.A, a) && matchEnd(l.B, b) || matchEnd(l.A, b) && matchEnd(l.B, a) {
+				return li, nil
+			}
+		}
+	}
+	if len(ends) != 2 {
+		return 0, fmt.Errorf("%q: want NODE-NODE", spec)
+	}
+	return 0, fmt.Errorf("%q: no link between those nodes", spec)
+}
+
+func matchEnd(e plan.Endpoint, s string) bool {
+	if n, iface, ok := strings.Cut(s, ":"); ok {
+		return e.Node == n && e.Iface == iface
+	}
+	return e.Node == s
+}
+
+// applyFeatures sets the features of every switch whose name matches se.Pattern.
+func applyFeatures(p *plan.Plan, sc *scenario.Scenario, se SwitchEntry, tau float64) error {
+	matched := false
+	for i := range p.Switches {
+		cfg := &p.Switches[i].Config
+		if ok, _ := path.Match(se.Pattern, cfg.Name); !ok {
+			continue
+		}
+		matched = true
+		ft := se.Features
+		if ft.ECN != nil {
+			cfg.ECN = *ft.ECN
+		}
+		if ft.INT != nil {
+			cfg.INT = *ft.INT
+			if cfg.INT.Mode == switchd.INTMPD && cfg.INT.MPDUnit == 0 {
+				cfg.INT.MPDUnit = topo.DefaultMPDUnit
+			}
+			cfg.INT.MPDUnit = cfg.INT.MPDUnit.Scale(tau)
+		}
+		if ft.LB != nil {
+			cfg.LB = *ft.LB
+			cfg.LB.FlowletGap = cfg.LB.FlowletGap.Scale(tau)
+		}
+		if ft.PFC != nil {
+			for j := range cfg.Ports {
+				cfg.Ports[j].PFC = *ft.PFC
+			}
+		}
+		for _, pin := range ft.Pins {
+			port := -1
+			for j, pc := range cfg.Ports {
+				peer, _, _ := strings.Cut(pc.Peer, ":")
+				if pc.Name == pin.Port || peer == pin.Port {
+					port = j
+					break
+				}
+			}
+			if port < 0 {
+				return fmt.Errorf("pin: switch %s has no port %q (name or peer)", cfg.Name, pin.Port)
+			}
+			n := 0
+			for _, fl := range sc.Flows {
+				if (pin.Flow != "" && fl.Name == pin.Flow) || (pin.Group != "" && fl.Group == pin.Group) {
+					src, _ := p.HostAddr(fl.Src)
+					dst, _ := p.HostAddr(fl.Dst)
+					cfg.Pins = append(cfg.Pins, switchd.Pin{Src: src, Dst: dst, Port: port})
+					n++
+				}
+			}
+			if n == 0 {
+				return fmt.Errorf("pin: no flow named %q or in group %q", pin.Flow, pin.Group)
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+	}
+	if !matched {
+		return fmt.Errorf("matches no switch")
+	}
+	return nil
+}
+
+func sortEvents(evs []scenario.Event) {
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].At < evs[j-1].At; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}
+
+// suggestHost names a close host, if any.
+func suggestHost(h string, hosts []string) string {
+	best, bd := "", 3
+	for _, c := range hosts {
+		if d := editDistance(h, c); d < bd {
+			best, bd = c, d
+		}
+	}
+	if best == "" {
+		if len(hosts) > 0 {
+			return fmt.Sprintf(" (hosts are %s … %s)", hosts[0], hosts[len(hosts)-1])
+		}
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	d := make([]int, len(b)+1)
+	for j := range d {
+		d[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		prev := d[0]
+		d[0] = i
+		for j := 1; j <= len(b); j++ {
+			cur := d[j]
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[j] = min(d[j]+1, d[j-1]+1, prev+cost)
+			prev = cur
+		}
+	}
+	return d[len(b)]
+}
