@@ -29,12 +29,26 @@ type graph struct {
 	switches map[string]int
 	// portLink[s][port] is the link behind port of switch s.
 	portLink [][]int
+	// host32[s] maps a host address to the ports of switch s's /32 route to it; other
+	// routes are looked up by longest prefix.
+	host32 []map[netip.Addr][]int
+	hosts  map[string]int
 }
 
 func newGraph(p *Plan) *graph {
-	g := &graph{p: p, switches: make(map[string]int, len(p.Switches)), portLink: make([][]int, len(p.Switches))}
+	g := &graph{p: p, switches: make(map[string]int, len(p.Switches)), portLink: make([][]int, len(p.Switches)),
+		host32: make([]map[netip.Addr][]int, len(p.Switches)), hosts: make(map[string]int, len(p.Hosts))}
+	for i, h := range p.Hosts {
+		g.hosts[h.Config.Name] = i
+	}
 	for i, s := range p.Switches {
 		g.switches[s.Config.Name] = i
+		g.host32[i] = make(map[netip.Addr][]int, len(s.Config.Routes))
+		for _, r := range s.Config.Routes {
+			if r.Prefix.Bits() == 32 {
+				g.host32[i][r.Prefix.Addr()] = r.Ports
+			}
+		}
 		g.portLink[i] = make([]int, len(s.Config.Ports))
 		for j := range g.portLink[i] {
 			g.portLink[i][j] = -1
@@ -61,6 +75,9 @@ func (g *graph) hop(li int, from string) LinkHop {
 
 // route returns the ports of switch s's longest-prefix route to dst.
 func (g *graph) route(s int, dst netip.Addr) []int {
+	if ports, ok := g.host32[s][dst]; ok {
+		return ports
+	}
 	best, bits := []int(nil), -1
 	for _, r := range g.p.Switches[s].Config.Routes {
 		if r.Prefix.Contains(dst) && r.Prefix.Bits() > bits {
@@ -72,14 +89,15 @@ func (g *graph) route(s int, dst netip.Addr) []int {
 
 // paths returns every path from host src to host dst the switches' routes allow.
 func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
-	hs, ok := g.p.HostByName(src)
+	si, ok := g.hosts[src]
 	if !ok {
 		return nil, fmt.Errorf("plan: no host %q", src)
 	}
-	hd, ok := g.p.HostByName(dst)
+	di, ok := g.hosts[dst]
 	if !ok {
 		return nil, fmt.Errorf("plan: no host %q", dst)
 	}
+	hs, hd := &g.p.Hosts[si], &g.p.Hosts[di]
 	if src == dst {
 		return nil, fmt.Errorf("plan: path from %s to itself", src)
 	}

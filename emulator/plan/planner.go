@@ -178,7 +178,7 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 	}
 
 	// Routes: one BFS over switches per switch that has hosts.
-	dist := map[int][]int{}
+	dist := make([][]int, len(p.Switches))
 	for hi := range p.Hosts {
 		t := attach[hi].sw
 		if dist[t] == nil {
@@ -188,11 +188,12 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 	for s := range p.Switches {
 		c := &p.Switches[s].Config
 		c.Routes = make([]switchd.Route, 0, len(p.Hosts))
+		var slab []int // one allocation for the ports of all of s's routes
 		for hi, h := range p.Hosts {
 			at := attach[hi]
-			var ports []int
+			start := len(slab)
 			if at.sw == s {
-				ports = []int{at.port}
+				slab = append(slab, at.port)
 			} else {
 				d := dist[at.sw]
 				if d[s] < 0 {
@@ -200,11 +201,12 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 				}
 				for port, n := range nbr[s] {
 					if n >= 0 && d[n] == d[s]-1 {
-						ports = append(ports, port)
+						slab = append(slab, port)
 					}
 				}
 			}
-			c.Routes = append(c.Routes, switchd.Route{Prefix: netip.PrefixFrom(h.Config.Addr, 32), Ports: ports})
+			c.Routes = append(c.Routes, switchd.Route{Prefix: netip.PrefixFrom(h.Config.Addr, 32)})
+			c.Routes[len(c.Routes)-1].Ports = slab[start:len(slab):len(slab)]
 		}
 	}
 	return p, nil

@@ -158,6 +158,10 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			}
 			total += n
 		}
+		if total > MaxGeneratedHosts {
+			r.errorf(gp.with("hosts_per_switch"), "gives %d hosts; at most %d", total, MaxGeneratedHosts)
+			bad = true
+		}
 		if !bad && total == 0 {
 			r.errorf(gp, "parking-lot has no hosts; set hosts or hosts_per_switch")
 			bad = true
@@ -195,6 +199,10 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			} else {
 				g.spec.Oversubscription = o
 			}
+		}
+		if n := g.spec.Leaves * max(g.spec.HostsPerLeaf, g.spec.Spines); n > MaxGeneratedHosts {
+			r.errorf(gp, "leaves × max(hosts_per_leaf, spines) = %d; at most %d", n, MaxGeneratedHosts)
+			bad = true
 		}
 		if bad {
 			return nil

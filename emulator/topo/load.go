@@ -56,7 +56,7 @@ func DecodeNode(file string, node ast.Node) (*Topology, error) {
 		return nil, fmt.Errorf("%s: empty topology", file)
 	}
 	var raw rawFile
-	if err := yaml.NodeToValue(node, &raw, yaml.Strict()); err != nil {
+	if err := decodeStrict(node, &raw); err != nil {
 		return nil, yamlError(file, err)
 	}
 	r := &resolver{file: file, root: node, raw: &raw}
@@ -69,6 +69,61 @@ func DecodeNode(file string, node ast.Node) (*Topology, error) {
 	}
 	return t, nil
 }
+
+// decodeStrict decodes node into v, rejecting unknown fields. goccy can panic on odd
+// input (a custom tag on a scalar where a sequence is expected); that is turned into an
+// error here, since user input must never crash reef.
+func decodeStrict(node ast.Node, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot decode the document (YAML decoder failed: %v); check tags and structure", r)
+		}
+	}()
+	if tag := findTag(node); tag != nil {
+		return &tagError{tk: tag.GetToken()}
+	}
+	return yaml.NodeToValue(node, v, yaml.Strict())
+}
+
+// findTag returns the first explicit tag (!foo) in the tree: topology files have no use
+// for them, and goccy mishandles some.
+func findTag(n ast.Node) (found ast.Node) {
+	ast.Walk(visitor(func(n ast.Node) bool {
+		if _, ok := n.(*ast.TagNode); ok && found == nil {
+			found = n
+		}
+		return found == nil
+	}), n)
+	return found
+}
+
+type visitor func(ast.Node) bool
+
+func (v visitor) Visit(n ast.Node) ast.Visitor {
+	if n == nil || !v(n) {
+		return nil
+	}
+	return v
+}
+
+type tagError struct{ tk *token.Token }
+
+func (e *tagError) Error() string { return e.GetMessage() }
+
+// GetToken returns the tag's token.
+func (e *tagError) GetToken() *token.Token { return e.tk }
+
+// GetMessage says what was wrong.
+func (e *tagError) GetMessage() string {
+	v := ""
+	if e.tk != nil {
+		v = e.tk.Value
+	}
+	return fmt.Sprintf("YAML tag %q is not supported in topology files; remove it", v)
+}
+
+// FormatError formats like goccy's own errors.
+func (e *tagError) FormatError(bool, bool) string { return e.Error() }
 
 // yamlError turns a goccy error into "file:line:col: message".
 func yamlError(file string, err error) error {

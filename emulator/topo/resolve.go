@@ -264,36 +264,25 @@ func (r *resolver) resolve() *Topology {
 	}
 	r.overrides(t)
 	r.features(t)
+	// One group per switch with hosts, hosts in link order.
+	kind := make(map[string]Kind, len(t.Nodes))
 	for _, n := range t.Nodes {
-		if n.Kind != Switch {
-			continue
-		}
-		var hosts []string
-		for _, l := range t.Links {
-			if o, ok := other(l, n.Name); ok {
-				if m, ok := t.NodeByName(o); ok && m.Kind == Host {
-					hosts = append(hosts, o)
-				}
+		kind[n.Name] = n.Kind
+	}
+	attached := map[string][]string{}
+	for _, l := range t.Links {
+		for _, e := range [][2]string{{l.A, l.B}, {l.B, l.A}} {
+			if kind[e[0]] == Switch && kind[e[1]] == Host {
+				attached[e[0]] = append(attached[e[0]], e[1])
 			}
 		}
-		if len(hosts) > 0 {
-			if _, taken := t.Groups[n.Name]; !taken {
-				t.Groups[n.Name] = hosts
-			}
+	}
+	for sw, hosts := range attached {
+		if _, taken := t.Groups[sw]; !taken {
+			t.Groups[sw] = hosts
 		}
 	}
 	return t
-}
-
-// other returns the far end of l seen from node.
-func other(l Link, node string) (string, bool) {
-	switch node {
-	case l.A:
-		return l.B, true
-	case l.B:
-		return l.A, true
-	}
-	return "", false
 }
 
 func (r *resolver) overrides(t *Topology) {
