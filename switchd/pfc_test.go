@@ -67,12 +67,14 @@ type host struct {
 // incast runs 4 hosts on ports 1-4 sending 40 × 1500 B each to port 0 (the receiver's
 // port, 100 Mbps, buffer 30 KB). It returns the frames out of port 0, the switch and the
 // total time the hosts were paused.
-func incast(t *testing.T, pfc bool) ([]sent, *Switch, units.Time) {
+func incast(t *testing.T, pfc bool, delay units.Time, buffer units.Bytes) ([]sent, *Switch, units.Time) {
 	cfg := testConfig(5)
-	cfg.Ports[0].Buffer = 30 * units.Kilobyte
+	cfg.Ports[0].Buffer = buffer
 	for i := 1; i <= 4; i++ {
 		cfg.Ports[i].PeerIsHost = true
-		cfg.Ports[i].IngressDelay = 10 * units.Microsecond
+		cfg.Ports[i].Delay = delay
+		cfg.Ports[i].Buffer = buffer
+		cfg.Ports[i].IngressDelay = delay
 		cfg.Ports[i].PFC = PFCConfig{Enabled: pfc, XOff: 3000, XOn: 1500}
 	}
 	s := mustNew(t, cfg)
@@ -142,29 +144,48 @@ func sortDeliveries(d []delivery) {
 }
 
 func TestPFCIncast(t *testing.T) {
-	out, s, _ := incast(t, false)
-	st := s.Stats()
-	if st[0].Drops[DropTail] == 0 || len(out)+int(st[0].Drops[DropTail]) != 160 {
-		t.Errorf("without PFC: %d out, %d tail drops; want drops, 160 in all", len(out), st[0].Drops[DropTail])
+	us := units.Microsecond
+	tests := []struct {
+		name     string
+		delay    units.Time
+		buffer   units.Bytes
+		lineRate bool // the output never idles
+	}{
+		// Headroom per input: 100 Mbps × 20 µs + 2 frames = 3286 B; 4 × (3000 + 3286) ≤ 30 KB.
+		{"short links", 10 * us, 30 * units.Kilobyte, true},
+		// 100 Mbps × 1 ms + 2 frames = 15536 B; 4 × (3000 + 15536) = 74 KB ≤ 75 KB.
+		// XOn (1500 B) is far below one RTT of data, so the output idles while the
+		// resumed hosts' frames travel: lossless, not work-conserving.
+		{"long links", 500 * us, 75 * units.Kilobyte, false},
 	}
-	out, s, paused := incast(t, true)
-	st = s.Stats()
-	var sentPauses uint64
-	for _, p := range st {
-		sentPauses += p.PausesTx
-	}
-	if st[0].Drops[DropTail] != 0 || len(out) != 160 {
-		t.Errorf("with PFC: %d out, %d tail drops; want all 160, no drops", len(out), st[0].Drops[DropTail])
-	}
-	if paused <= 0 || sentPauses == 0 {
-		t.Errorf("with PFC: hosts paused %v, %d pause frames sent; want both > 0", paused, sentPauses)
-	}
-	if st[0].MaxQueueBytes > 30*units.Kilobyte {
-		t.Errorf("max queue %v", st[0].MaxQueueBytes)
-	}
-	// The output runs at line rate throughout: 160 frames × 120 µs after the first.
-	if d := out[159].due - out[0].due; d != 159*120*units.Microsecond {
-		t.Errorf("first to last departure %v, want %v (no idle line under PFC)", d, 159*120*units.Microsecond)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, s, _ := incast(t, false, tc.delay, tc.buffer)
+			st := s.Stats()
+			if st[0].Drops[DropTail] == 0 || len(out)+int(st[0].Drops[DropTail]) != 160 {
+				t.Errorf("without PFC: %d out, %d tail drops; want drops, 160 in all", len(out), st[0].Drops[DropTail])
+			}
+			out, s, paused := incast(t, true, tc.delay, tc.buffer)
+			st = s.Stats()
+			var sentPauses uint64
+			for _, p := range st {
+				sentPauses += p.PausesTx
+			}
+			if st[0].Drops[DropTail] != 0 || len(out) != 160 {
+				t.Errorf("with PFC: %d out, %d tail drops; want all 160, no drops", len(out), st[0].Drops[DropTail])
+			}
+			if paused <= 0 || sentPauses == 0 {
+				t.Errorf("with PFC: hosts paused %v, %d pause frames sent; want both > 0", paused, sentPauses)
+			}
+			if st[0].MaxQueueBytes > tc.buffer {
+				t.Errorf("max queue %v", st[0].MaxQueueBytes)
+			}
+			// The output runs at line rate throughout: 160 frames × 120 µs after the first.
+			if d := out[159].due - out[0].due; tc.lineRate && d != 159*120*us {
+				t.Errorf("first to last departure %v, want %v (no idle line under PFC)", d, 159*120*us)
+			}
+			t.Logf("max queue %v of %v, hosts paused %v, %d pause frames", st[0].MaxQueueBytes, tc.buffer, paused, sentPauses)
+		})
 	}
 }
 
