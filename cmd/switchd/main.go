@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -123,6 +124,15 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	defer drv.Close()
+	// The datapath allocates nothing per packet; without a GC cycle there is no
+	// stop-the-world for it to wait on (the memory limit still bounds the heap).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
+	if *rtPrio > 1 {
+		// The runtime's own threads too, one step below the datapath: otherwise a
+		// runtime thread waiting for a CPU behind ordinary work can hold the datapath up.
+		afpacket.RealtimeThreads(*rtPrio - 1)
+	}
 	if *readyFd >= 0 {
 		f := os.NewFile(uintptr(*readyFd), "ready")
 		_, _ = f.Write([]byte{1})

@@ -16,6 +16,9 @@ type Clock struct {
 	epoch int64     // CLOCK_MONOTONIC ns at lab time 0
 	mono0 int64     // CLOCK_MONOTONIC ns read when the clock was made
 	t0    time.Time // Go's reading taken at the same moment
+	// realOff is CLOCK_REALTIME − CLOCK_MONOTONIC in ns, to read the kernel's receive
+	// timestamps (which are CLOCK_REALTIME) as lab time; Resync refreshes it.
+	realOff int64
 }
 
 // NewClock returns a clock whose zero is the CLOCK_MONOTONIC instant epoch (ns).
@@ -24,7 +27,32 @@ func NewClock(epoch int64) (*Clock, error) {
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		return nil, fmt.Errorf("afpacket: clock_gettime: %w", err)
 	}
-	return &Clock{epoch: epoch, mono0: ts.Nano(), t0: time.Now()}, nil
+	c := &Clock{epoch: epoch, mono0: ts.Nano(), t0: time.Now()}
+	c.Resync()
+	return c, nil
+}
+
+// Resync re-measures the offset between CLOCK_REALTIME and CLOCK_MONOTONIC (it moves
+// when NTP steps or slews the real-time clock). It takes the tightest of a few paired
+// readings.
+func (c *Clock) Resync() {
+	best, bestGap := int64(0), int64(1<<62)
+	for range 5 {
+		var m1, r, m2 unix.Timespec
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m1)
+		_ = unix.ClockGettime(unix.CLOCK_REALTIME, &r)
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m2)
+		if gap := m2.Nano() - m1.Nano(); gap < bestGap {
+			best, bestGap = r.Nano()-(m1.Nano()+gap/2), gap
+		}
+	}
+	c.realOff = best
+}
+
+// FromRealtime converts a CLOCK_REALTIME instant (seconds and nanoseconds, as the
+// kernel stamps received frames) to lab time.
+func (c *Clock) FromRealtime(sec, nsec uint32) units.Time {
+	return units.Time(int64(sec)*1e9 + int64(nsec) - c.realOff - c.epoch)
 }
 
 // MonotonicNow returns CLOCK_MONOTONIC in ns (a system call; use it to pick an epoch).

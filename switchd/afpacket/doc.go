@@ -9,11 +9,17 @@
 //	                                             Node.Poll(now) ──sendto──► veth port
 //	timerfd armed at Node.NextDeadline() ───────► wakes the loop
 //
-// One datapath goroutine, locked to its OS thread with timer slack 1 ns, owns the node:
-// it waits in a raw epoll over every port's ring, one timerfd (CLOCK_MONOTONIC, absolute)
-// and one eventfd used to stop it. Each wakeup reads the clock once, drains every RX ring
-// into Receive, calls Poll until it returns false and writes each frame out, then re-arms
-// the timerfd at NextDeadline. Nothing on that path allocates.
+// One datapath goroutine, locked to its OS thread with timer slack 1 ns (and, when
+// asked, SCHED_FIFO), owns the node: it waits in a raw epoll over every port's ring, one
+// timerfd (CLOCK_MONOTONIC, absolute) and one eventfd used to stop it. Each wakeup reads
+// the clock once, drains every RX ring into Receive, calls Poll until it returns false
+// and writes each frame out, then re-arms the timerfd at NextDeadline. Nothing on that
+// path allocates.
+//
+// Arrivals carry the kernel's receive timestamp, not the wakeup's: frames from all
+// rings are merged in timestamp order and handed to Receive at their arrival time
+// (clamped so the node never sees time go backwards). A daemon that was descheduled for
+// a while therefore releases late, but computes the same departures as an on-time one.
 //
 // Time is the lab's: a Clock returns CLOCK_MONOTONIC nanoseconds minus an epoch shared by
 // every daemon of a lab (passed on their command lines), so hosts and switches agree on

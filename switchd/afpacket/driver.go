@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -67,6 +69,17 @@ type Driver struct {
 	node  Node
 	ports []*Port
 	stats Stats
+	// floor is the latest time handed to the node; arrivals are never stamped earlier,
+	// so the node sees time move forward only.
+	floor units.Time
+	heads []head // per port: the oldest waiting frame, for the merge in drain
+}
+
+// head caches a port's oldest waiting frame and its arrival time.
+type head struct {
+	frame []byte
+	at    units.Time
+	ok    bool
 }
 
 // Open opens every port of cfg (in the calling thread's network namespace) for node.
@@ -84,6 +97,7 @@ func Open(node Node, cfg Config) (*Driver, error) {
 		d.ports = append(d.ports, p)
 	}
 	d.stats.Ports = make([]PortStats, len(d.ports))
+	d.heads = make([]head, len(d.ports))
 	return d, nil
 }
 
@@ -213,11 +227,10 @@ func (d *Driver) Run(ctx context.Context) error {
 				d.step(now, perWake)
 				continue
 			}
-			for i, p := range d.ports {
-				p.Drain(now, d.node, i, perWake)
-			}
+			d.drain(now, perWake)
 		}
 		if now >= nextTick {
+			d.cfg.Clock.Resync()
 			d.snapshot()
 			d.cfg.OnTick(now, &d.stats)
 			nextTick = now + d.cfg.Tick
@@ -240,11 +253,27 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 }
 
+// RealtimeThreads puts every thread the process has now under SCHED_FIFO at prio (best
+// effort; threads the runtime starts later inherit the policy from their creator when
+// it is one of these). It reports how many threads it moved.
+func RealtimeThreads(prio int) int {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(prio)}
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil && unix.SchedSetAttr(tid, &attr, 0) == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // step drains every ring into the node, then sends everything the node releases.
 func (d *Driver) step(now units.Time, perWake int) {
-	for i, p := range d.ports {
-		p.Drain(now, d.node, i, perWake)
-	}
+	d.drain(now, perWake)
 	for range 4 {
 		for {
 			o, ok := d.node.Poll(now)
@@ -255,11 +284,46 @@ func (d *Driver) step(now units.Time, perWake int) {
 				_ = d.ports[o.Port].Write(o.Frame) // failures are counted per port
 			}
 		}
+		d.floor = max(d.floor, now)
 		if d.node.NextDeadline() > now {
 			return
 		}
 		now = d.cfg.Clock.Now()
 	}
+}
+
+// drain hands up to budget waiting frames to the node, merged across ports in the order
+// the kernel stamped them on arrival, each with its arrival time (kept within
+// [floor, now]). Stamping arrivals rather than wakeups keeps the computed schedule right
+// when the daemon was descheduled: only the release is late, not the departure times.
+func (d *Driver) drain(now units.Time, budget int) {
+	for i, p := range d.ports {
+		d.heads[i] = d.peek(p)
+	}
+	for range budget {
+		best := -1
+		for i := range d.heads {
+			if d.heads[i].ok && (best < 0 || d.heads[i].at < d.heads[best].at) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		at := min(max(d.heads[best].at, d.floor), now)
+		d.node.Receive(at, best, d.heads[best].frame)
+		d.floor = at
+		d.ports[best].release(true)
+		d.heads[best] = d.peek(d.ports[best])
+	}
+}
+
+func (d *Driver) peek(p *Port) head {
+	f, sec, nsec, ok := p.head()
+	if !ok {
+		return head{}
+	}
+	return head{frame: f, at: d.cfg.Clock.FromRealtime(sec, nsec), ok: true}
 }
 
 func (d *Driver) recordLate(late units.Time) {

@@ -7,8 +7,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"reef/units"
 )
 
 // ringMacOffset is where the kernel puts a frame's first byte inside a TPACKET_V2 slot:
@@ -131,37 +129,43 @@ func (p *Port) slot(i int) *unix.Tpacket2Hdr {
 	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&p.ring[i*p.frameSize]))
 }
 
-// Drain hands up to max ready frames to node.Receive(now, port, frame), oldest first, and
-// returns how many ring slots it consumed. frame aliases the ring and is returned to the
-// kernel when Receive returns.
-func (p *Port) Drain(now units.Time, node Node, port int, max int) int {
-	n := 0
-	for n < max {
+// head returns the oldest frame waiting in the ring and its receive timestamp
+// (CLOCK_REALTIME seconds and nanoseconds), or ok false when the ring is empty.
+// Truncated frames are skipped (counted in RxTruncated). The frame aliases the ring
+// until release.
+func (p *Port) head() (frame []byte, sec, nsec uint32, ok bool) {
+	for {
 		h := p.slot(p.next)
 		st := atomic.LoadUint32(&h.Status)
 		if st&unix.TP_STATUS_USER == 0 {
-			break
+			return nil, 0, 0, false
+		}
+		if h.Snaplen < h.Len {
+			p.rxTruncated++
+			p.release(false)
+			continue
+		}
+		if st&unix.TP_STATUS_CSUMNOTREADY != 0 {
+			p.rxCsumPartial++
 		}
 		off := p.next*p.frameSize + int(h.Mac)
-		switch {
-		case h.Snaplen < h.Len:
-			p.rxTruncated++
-		default:
-			if st&unix.TP_STATUS_CSUMNOTREADY != 0 {
-				p.rxCsumPartial++
-			}
-			p.rxFrames++
-			p.rxBytes += uint64(h.Snaplen)
-			node.Receive(now, port, p.ring[off:off+int(h.Snaplen):off+int(h.Snaplen)])
-		}
-		atomic.StoreUint32(&h.Status, unix.TP_STATUS_KERNEL)
-		p.next++
-		if p.next == p.frames {
-			p.next = 0
-		}
-		n++
+		n := int(h.Snaplen)
+		return p.ring[off : off+n : off+n], h.Sec, h.Nsec, true
 	}
-	return n
+}
+
+// release gives the head slot back to the kernel; delivered counts it as received.
+func (p *Port) release(delivered bool) {
+	h := p.slot(p.next)
+	if delivered {
+		p.rxFrames++
+		p.rxBytes += uint64(h.Snaplen)
+	}
+	atomic.StoreUint32(&h.Status, unix.TP_STATUS_KERNEL)
+	p.next++
+	if p.next == p.frames {
+		p.next = 0
+	}
 }
 
 // Write sends one frame out of the port; the kernel copies it before Write returns.
