@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 
 	"reef/cc"
 	"reef/hostd/transport"
@@ -124,11 +125,14 @@ type Host struct {
 	opts Options
 	log  *slog.Logger
 
-	flows []*flow
-	byID  map[uint32]*flow
-	rx    map[rxKey]*rxEntry
-	rxAll []*rxEntry
-	ackQ  []*rxEntry
+	flows    []*flow // every flow, in AddFlow order (stats)
+	waiting  []*flow // flows not started yet, by Start; waiting[waitHead:] are live
+	active   []*flow // started flows that are not finished, in AddFlow order
+	byID     map[uint32]*flow
+	waitHead int
+	rx       map[rxKey]*rxEntry
+	rxAll    []*rxEntry
+	ackQ     []*rxEntry
 
 	nicFree, pausedUntil units.Time
 	busyStart            units.Time  // when the NIC last started from idle
@@ -222,6 +226,16 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 	f := &flow{spec: spec, snd: snd}
 	h.flows = append(h.flows, f)
 	h.byID[spec.ID] = f
+	// Keep waiting sorted by start (stable): most callers add in start order, which
+	// appends.
+	w := h.waiting[h.waitHead:]
+	i, _ := slices.BinarySearchFunc(w, spec.Start, func(g *flow, t units.Time) int {
+		if g.spec.Start <= t {
+			return -1
+		}
+		return 1
+	})
+	h.waiting = slices.Insert(h.waiting, h.waitHead+i, f)
 	return nil
 }
 

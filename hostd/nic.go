@@ -1,19 +1,26 @@
 package hostd
 
 import (
+	"slices"
+
 	"reef/units"
 )
 
-// runTimers starts and stops flows and runs the senders' timers due at now.
+// runTimers starts and stops flows, runs the senders' timers due at now and drops
+// finished flows from the active list.
 func (h *Host) runTimers(now units.Time) {
-	for _, f := range h.flows {
-		if !f.started {
-			if now < f.spec.Start {
-				continue
-			}
-			f.started = true
-			h.log.Debug("flow started", "host", h.cfg.Name, "flow", f.spec.ID)
-		}
+	for h.waitHead < len(h.waiting) && h.waiting[h.waitHead].spec.Start <= now {
+		f := h.waiting[h.waitHead]
+		h.waiting[h.waitHead] = nil
+		h.waitHead++
+		f.started = true
+		h.active = append(h.active, f)
+		h.log.Debug("flow started", "host", h.cfg.Name, "flow", f.spec.ID)
+	}
+	if h.waitHead == len(h.waiting) {
+		h.waiting, h.waitHead = h.waiting[:0], 0
+	}
+	for _, f := range h.active {
 		if !f.stopped && f.spec.Stop != 0 && now >= f.spec.Stop {
 			f.stopped = true
 			f.snd.Stop()
@@ -23,6 +30,7 @@ func (h *Host) runTimers(now units.Time) {
 			h.checkDone(f)
 		}
 	}
+	h.active = slices.DeleteFunc(h.active, func(f *flow) bool { return f.finished })
 }
 
 // NextDeadline is the earliest time at which Poll may return a frame or the host's
@@ -40,11 +48,10 @@ func (h *Host) NextDeadline() units.Time {
 			}
 		}
 	}
-	for _, f := range h.flows {
-		if !f.started {
-			d = min(d, f.spec.Start)
-			continue
-		}
+	if h.waitHead < len(h.waiting) {
+		d = min(d, h.waiting[h.waitHead].spec.Start)
+	}
+	for _, f := range h.active {
 		if !f.stopped && f.spec.Stop != 0 {
 			d = min(d, f.spec.Stop)
 		}
@@ -93,13 +100,10 @@ func (h *Host) startNext(now units.Time) {
 	}
 	// Earliest data, round robin among ties.
 	dataAt, dataIdx := units.Never, -1
-	n := len(h.flows)
+	n := len(h.active)
 	for k := 0; k < n; k++ {
 		i := (h.rr + k) % n
-		f := h.flows[i]
-		if !f.started {
-			continue
-		}
+		f := h.active[i]
 		if t := f.snd.SendReadyAt(); t != units.Never && max(s0, t, f.spec.Start) < dataAt {
 			dataAt, dataIdx = max(s0, t, f.spec.Start), i
 		}
@@ -117,7 +121,7 @@ func (h *Host) startNext(now units.Time) {
 			h.hold(ackAt, tx.Len)
 		}
 	case dataIdx >= 0 && dataAt <= now:
-		f := h.flows[dataIdx]
+		f := h.active[dataIdx]
 		h.rr = (dataIdx + 1) % n
 		if tx, ok := f.snd.PollTransmit(dataAt, buf); ok {
 			h.hold(dataAt, tx.Len)
