@@ -55,7 +55,9 @@ type File struct {
 	SampleInterval units.Time `yaml:"sample_interval"`
 	// Seed drives every random choice; reef run --seed overrides it.
 	Seed uint64 `yaml:"seed"`
-	// Vars are constants for ${var} placeholders (a sweep variable of the same name wins).
+	// Vars are constants for ${var} placeholders (a sweep variable of the same name
+	// wins). A value {by: VAR, VALUE: x, …, default: y} takes the entry for VAR's value at
+	// each point (int_mode: {by: cc, hpcc: hpcc, poseidon: mpd, default: "off"}).
 	Vars yaml.MapSlice `yaml:"vars"`
 	// Switches sets features per switch: keys are switch names or glob patterns ("*",
 	// "tor*"); later keys override earlier ones.

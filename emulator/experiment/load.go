@@ -105,6 +105,9 @@ func Parse(path string, src []byte) (*Experiment, error) {
 		for _, v := range vars {
 			env[v.Name] = v.Value
 		}
+		if err := derive(env, head.Vars); err != nil {
+			return nil, pointErr(pt, fmt.Errorf("%s: vars: %w", path, err))
+		}
 		text, err := substitute(src, env)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%w", path, err)
@@ -305,3 +308,35 @@ func (l *errList) add(path string, line int, format string, args ...any) {
 }
 
 func (l errList) err() error { return errors.Join(l...) }
+
+// derive resolves variables defined per value of another variable:
+//
+//	vars:
+//	  int_mode: {by: cc, hpcc: hpcc, poseidon: mpd, default: "off"}
+//
+// takes the entry named by cc's value at this point, else default.
+func derive(env map[string]any, vars yaml.MapSlice) error {
+	for _, kv := range vars {
+		name := fmt.Sprint(kv.Key)
+		m, ok := kv.Value.(map[string]any)
+		if !ok {
+			continue
+		}
+		by, ok := m["by"].(string)
+		if !ok {
+			return fmt.Errorf("%s: a mapping needs by: VARIABLE and one entry per value", name)
+		}
+		key, ok := env[by]
+		if !ok {
+			return fmt.Errorf("%s: by: %q is not a variable", name, by)
+		}
+		v, ok := m[fmt.Sprint(key)]
+		if !ok {
+			if v, ok = m["default"]; !ok {
+				return fmt.Errorf("%s: no entry for %s=%v and no default", name, by, key)
+			}
+		}
+		env[name] = v
+	}
+	return nil
+}

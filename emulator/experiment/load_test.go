@@ -42,7 +42,7 @@ duration: 10ms
 warmup: 2ms
 sample_interval: 50us
 seed: 1
-vars: {base: h}
+vars: {base: h, gain: {by: cc, xtest: 3, default: 5}}
 switches:
   "*": {int: {mode: mpd, mpd_unit: 256ns}}
   s2: {ecn: {mode: step, k: 30KB}}
@@ -52,7 +52,7 @@ defaults:
     xtest: {gain: 2}
 flows:
   - {name: victim, src: h1, dst: "${base}4", start: 0s}
-  - {group: bulk, count: "${M}", src: "b{i}", dst: h3, params: {target: 50us}, start_step: 1ms}
+  - {group: bulk, count: "${M}", src: "b{i}", dst: h3, params: {target: 50us, gain: "${gain}"}, start_step: 1ms}
 timeline:
   - {at: 5ms, link: "s1-s2", rate: 100Gbps}
 sweep:
@@ -93,13 +93,23 @@ func TestParseSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	tp := pp.(*testParams)
-	if tp.Target != 50*units.Microsecond || tp.Gain != 2 {
-		t.Fatalf("params %+v, want target 50µs from the flow and gain 2 from cc_params", tp)
+	if tp.Target != 50*units.Microsecond || tp.Gain != 3 {
+		t.Fatalf("params %+v, want target 50µs and gain 3 from the flow (derived var gain by cc)", tp)
+	}
+	pp, _ = f.params("", Params{})
+	if pp.(*testParams).Gain != 2 {
+		t.Fatalf("gain %v, want 2 from cc_params", pp.(*testParams).Gain)
+	}
+	if g, _ := x.Points[3].File.params(x.Points[3].File.Flows[1].CC, x.Points[3].File.Flows[1].Params); g.(*testParams).Gain != 5 {
+		t.Fatalf("ytest gain %v, want the derived default 5", g.(*testParams).Gain)
 	}
 	// cc_params of xtest do not leak into ytest
 	pp, _ = x.Points[3].File.params("", Params{})
 	if pp.(*testParams).Gain != 1 {
 		t.Fatalf("ytest gain %v, want default 1", pp.(*testParams).Gain)
+	}
+	if g := f.Flows[1].host("b{i+3}", 2); g != "b5" {
+		t.Fatalf("host template {i+3} at 2 = %q", g)
 	}
 	if len(x.Points[0].File.Switches) != 2 || x.Points[0].File.Switches[0].Pattern != "*" {
 		t.Fatalf("switches order lost: %+v", x.Points[0].File.Switches)

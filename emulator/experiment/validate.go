@@ -3,6 +3,8 @@ package experiment
 import (
 	"fmt"
 	"path"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -283,7 +285,16 @@ func (fl *FlowSpec) names() []string {
 	return out
 }
 
-// expand substitutes {i} in a group's host names.
+var indexRe = regexp.MustCompile(`\{i([+-]\d+)?\}`)
+
+// host substitutes {i} (or {i+K}, {i-K}) in a group's host names with the flow's
+// 1-based index (plus K).
 func (fl *FlowSpec) host(h string, i int) string {
-	return strings.ReplaceAll(h, "{i}", fmt.Sprint(i))
+	return indexRe.ReplaceAllStringFunc(h, func(m string) string {
+		k := 0
+		if len(m) > 3 {
+			k, _ = strconv.Atoi(m[2 : len(m)-1])
+		}
+		return strconv.Itoa(i + k)
+	})
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	_ "reef/cc/all"
+	"reef/emulator/report"
+	"reef/emulator/runner"
+	_ "reef/emulator/sim/simbackend"
+	"reef/units"
+)
+
+func init() { commands = append(commands, runCmd) }
+
+// runOptions are reef run's flags.
+type runOptions struct {
+	*options
+	backend string
+	out     string
+	seed    uint64
+	capture []string
+}
+
+func runCmd(o *options) *cobra.Command {
+	ro := &runOptions{options: o}
+	c := &cobra.Command{
+		Use:   "run EXPERIMENT",
+		Short: "run an experiment file: bring the lab up, run every sweep point, check the expectations",
+		Long: `run loads an experiment (experiments/*.yaml), checks it completely before creating
+anything, runs every point of its sweep on the chosen backend and writes the results
+directory (default results/<name>-<UTC timestamp>/): per run the raw results, the summary
+and plots, and the expectations' verdicts.
+
+Exit status: 0 when every expectation holds, 1 when one fails, 2 on an error or an
+interruption (Ctrl-C stops the run, tears the lab down and keeps what was measured).`,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE:         func(cmd *cobra.Command, args []string) error { return runRun(cmd.Context(), ro, args[0]) },
+	}
+	f := c.Flags()
+	f.StringVar(&ro.backend, "backend", "netns", "backend: sim, netns or docker")
+	f.StringVar(&ro.out, "out", "", "results directory (default results/<name>-<UTC timestamp>)")
+	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
+	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
+	return c
+}
+
+func runRun(ctx context.Context, ro *runOptions, path string) error {
+	prog := newProgress(os.Stderr, isTTY(os.Stderr))
+	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
+		Capture: ro.capture, Progress: prog})
+	prog.finish()
+	if out != nil {
+		printOutcome(os.Stdout, out)
+	}
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if !out.Pass {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d expectations failed; results in %s", len(out.Failed()), len(out.Results), out.Dir)}
+	}
+	return nil
+}
+
+func printOutcome(w io.Writer, out *runner.Outcome) {
+	for _, r := range out.Results {
+		mark := "PASS"
+		if !r.Pass {
+			mark = "FAIL"
+		}
+		line := fmt.Sprintf("%s  %-44s %s = %s, bound %s", mark, r.Label(), r.Check, r.ValueText, r.BoundText)
+		if r.Error != "" {
+			line += " (" + r.Error + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "results: %s\n", out.Dir)
+}
+
+func isTTY(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress draws a bar on a terminal (simulated or emulated time over wall time) and a
+// plain line per run otherwise.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	i, n     int
+	label    string
+	start    time.Time
+	lastDraw time.Time
+	drawn    bool
+}
+
+func newProgress(w io.Writer, tty bool) *progress { return &progress{w: w, tty: tty} }
+
+func (p *progress) Start(i, n int, label string) {
+	p.i, p.n, p.label, p.start = i, n, label, time.Now()
+	if !p.tty {
+		fmt.Fprintf(p.w, "[%d/%d] %s …\n", i+1, n, label)
+	}
+}
+
+func (p *progress) Update(reached, total units.Time) {
+	if !p.tty || total <= 0 {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.lastDraw) < 100*time.Millisecond && reached < total {
+		return
+	}
+	p.lastDraw = now
+	const width = 30
+	frac := min(float64(reached)/float64(total), 1)
+	bar := strings.Repeat("█", int(frac*width)) + strings.Repeat("·", width-int(frac*width))
+	wall := now.Sub(p.start)
+	speed := ""
+	if wall > 0 {
+		speed = fmt.Sprintf(" %.3g× real time", reached.Seconds()/wall.Seconds())
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s %s %v/%v%s", p.i+1, p.n, p.label, bar, reached, total, speed)
+	p.drawn = true
+}
+
+func (p *progress) Done(i int, s *report.Summary, err error) {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+	wall := time.Since(p.start).Round(time.Millisecond)
+	switch {
+	case err != nil && s == nil:
+		fmt.Fprintf(p.w, "[%d/%d] %s: %v\n", i+1, p.n, p.label, err)
+	default:
+		verdict := "pass"
+		if !s.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s in %v (fidelity %s)\n", i+1, p.n, p.label, verdict, wall, s.Fidelity.Verdict)
+	}
+}
+
+func (p *progress) finish() {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
