@@ -99,7 +99,9 @@ func TestCompileErrors(t *testing.T) {
 		want []string
 	}{
 		{"missing host", func(s string) string { return strings.Replace(s, "dst: h8,", "dst: h80,", 1) }, []string{"inline.yaml:15:", `no host "h80"`, "did you mean"}},
-		{"missing group host", func(s string) string { return strings.Replace(s, "hosts_per_switch: [3, 4, 1]", "hosts_per_switch: [1, 4, 1]", 1) }, []string{"inline.yaml:", `no host`}},
+		{"missing group host", func(s string) string {
+			return strings.Replace(s, "hosts_per_switch: [3, 4, 1]", "hosts_per_switch: [1, 4, 1]", 1)
+		}, []string{"inline.yaml:", `no host`}},
 		{"unknown link", func(s string) string { return strings.Replace(s, "link: s2-s1", "link: s1-s3", 1) }, []string{"inline.yaml:18:", `no link`}},
 		{"bad topology", func(s string) string { return strings.Replace(s, "hops: 3", "hops: 1", 1) }, []string{"inline.yaml:5"}},
 		{"unknown port in check", func(s string) string {

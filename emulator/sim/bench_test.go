@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"reef/cc"
 	"reef/emulator/plan"
