@@ -33,6 +33,8 @@ const (
 const MaxGeneratedHosts = 100000
 
 // Generator is a generator's resolved parameters. Only the fields of Kind are used.
+// Every kind also takes names, a map renaming generated nodes ({h1: vsrc, s1: tor0});
+// groups follow the new names.
 //
 //   - dumbbell: HostsLeft hosts h1…hL on s1, HostsRight hosts on s2, s1–s2 the
 //     bottleneck (YAML: hosts (each side) or hosts_left and hosts_right; default 2 each).
@@ -98,7 +100,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 	}
 	bad := false
 	for _, k := range mapKeys(r.root, gp) {
-		if k != "kind" && !slices.Contains(keys, k) {
+		if k != "kind" && k != "names" && !slices.Contains(keys, k) {
 			r.errorf(gp.with(k), "not a parameter of generator %s; want %s", raw.Kind, strings.Join(keys, ", "))
 			bad = true
 		}
@@ -226,7 +228,45 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		g.spec.K = k
 		b.fatTree()
 	}
+	r.rename(g, raw.Names)
 	return g
+}
+
+// rename applies generator.names (old → new) to the generated nodes, links and groups.
+func (r *resolver) rename(g *generated, names map[string]string) {
+	if len(names) == 0 {
+		return
+	}
+	known := map[string]bool{}
+	for _, n := range g.nodes {
+		known[n.Name] = true
+	}
+	for _, old := range mapKeys(r.root, at("generator", "names")) {
+		if !known[old] {
+			r.errorf(at("generator", "names", old), "no generated node %q to rename", old)
+		}
+	}
+	to := func(n string) string {
+		if v, ok := names[n]; ok {
+			return v
+		}
+		return n
+	}
+	for i := range g.nodes {
+		g.nodes[i].Name = to(g.nodes[i].Name)
+	}
+	for i := range g.links {
+		g.links[i].A, g.links[i].B = to(g.links[i].A), to(g.links[i].B)
+	}
+	for k, hosts := range g.groups {
+		for i := range hosts {
+			hosts[i] = to(hosts[i])
+		}
+		if nk := to(k); nk != k {
+			delete(g.groups, k)
+			g.groups[nk] = hosts
+		}
+	}
 }
 
 // leafSpineRates sets the uplink rate from the oversubscription ratio unless the file

@@ -61,11 +61,9 @@ func DecodeNode(file string, node ast.Node) (*Topology, error) {
 	}
 	r := &resolver{file: file, root: node, raw: &raw}
 	t := r.resolve()
+	r.errs = append(r.errs, t.validate(false)...)
 	if len(r.errs) > 0 {
 		return nil, joinUnique(r.errs)
-	}
-	if err := t.Validate(); err != nil {
-		return nil, err
 	}
 	return t, nil
 }
@@ -135,7 +133,8 @@ func yamlError(file string, err error) error {
 	return fmt.Errorf("%s: %w", file, err)
 }
 
-// joinUnique joins errs, dropping repeats (a bad default reported once, not per link).
+// joinUnique joins errs in line order, dropping repeats (a bad default is reported
+// once, not once per link).
 func joinUnique(errs []error) error {
 	seen := map[string]bool{}
 	var out []error
@@ -145,6 +144,14 @@ func joinUnique(errs []error) error {
 			out = append(out, e)
 		}
 	}
+	line := func(e error) int {
+		var pe *Error
+		if errors.As(e, &pe) {
+			return pe.Line
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, func(a, b error) int { return line(a) - line(b) })
 	return errors.Join(out...)
 }
 
@@ -412,6 +419,8 @@ type rawGenerator struct {
 	HostsPerLeaf     *int     `yaml:"hosts_per_leaf"`
 	Oversubscription *float64 `yaml:"oversubscription"`
 	K                *int     `yaml:"k"`
+	// Names renames generated nodes: {h1: vsrc, s1: tor0}.
+	Names map[string]string `yaml:"names"`
 }
 
 // briefError is a brief-form link without exactly two node names.

@@ -39,19 +39,31 @@ func (r *resolver) errorf(p fieldPath, format string, args ...any) {
 	r.errs = append(r.errs, posError(r.file, r.fieldLine(p), p.String(), fmt.Sprintf(format, args...)))
 }
 
-// posError formats "file:line: field: msg" (line and field left out when unknown).
-func posError(file string, line int, field, msg string) error {
+// Error is one problem in a topology: where it is and what was expected.
+type Error struct {
+	File  string
+	Line  int    // 0 when unknown
+	Field string // "links[2].rate"; "" when the problem is the whole document
+	Msg   string
+}
+
+// Error formats "file:line: field: msg" (line and field left out when unknown).
+func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(file)
-	if line > 0 {
-		fmt.Fprintf(&b, ":%d", line)
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
 	}
 	b.WriteString(": ")
-	if field != "" {
-		b.WriteString(field + ": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
 	}
-	b.WriteString(msg)
-	return fmt.Errorf("%s", b.String())
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+func posError(file string, line int, field, msg string) error {
+	return &Error{File: file, Line: line, Field: field, Msg: msg}
 }
 
 // partial is a set of link parameters a block sets; nil fields are not set.

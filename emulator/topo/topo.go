@@ -4,8 +4,9 @@
 // of a run: topo → plan (emulator/plan) → backend.
 //
 // Loading is pure: no root, no netlink, no network. Every problem in a file is reported,
-// each naming the file, line and field and saying what was expected, joined with
-// errors.Join.
+// each naming the file, line and field and saying what was expected (an *Error), joined
+// with errors.Join in line order. YAML syntax errors, unknown fields and wrong types
+// stop decoding at the first one (goccy/go-yaml reports one), as "file:line:col: msg".
 //
 // # Usage
 //
@@ -33,8 +34,10 @@
 //	generator:                 # … or a generator (nodes and links then add to it)
 //	  kind: fat-tree
 //	  k: 4
-//	overrides:                 # change generated (or explicit) links; a and b may be globs
-//	  - {a: agg1, b: core1, delay: 100us}
+//	  names: {h1: vsrc}        # optional: rename generated nodes
+//	overrides:                 # change generated (or explicit) links; a and b may be
+//	  - {a: agg1, b: core1, delay: 100us}   # globs, class narrows to one class
+//	  - {class: host, buffer: 1MB}
 //	switches:                  # per-switch features by name or glob
 //	  "*": {ecn: {mode: step, k: 30KB}, int: {mode: mpd, mpd_unit: 256ns}, lb: {mode: ecmp}}
 //

@@ -211,6 +211,28 @@ func TestGenerators(t *testing.T) {
 	}
 }
 
+func TestRename(t *testing.T) {
+	tp, err := Parse("r.yaml", []byte("name: r\ngenerator:\n  kind: reverse-path\n  reverse_senders: 1\n  names: {h1: vsrc, h2: vdst, s1: tor-a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tp.Groups["victim-src"]; len(got) != 1 || got[0] != "vsrc" {
+		t.Errorf("victim-src = %v, want [vsrc]", got)
+	}
+	if got := tp.Groups["tor-a"]; len(got) != 1 || got[0] != "vsrc" {
+		t.Errorf("group tor-a = %v, want [vsrc]", got)
+	}
+	if l := tp.Links[0]; l.A != "vsrc" || l.B != "tor-a" {
+		t.Errorf("first link %s–%s, want vsrc–tor-a", l.A, l.B)
+	}
+	_, err = Parse("r.yaml", []byte("name: r\ngenerator:\n  kind: dumbbell\n  names:\n    h9: x\n    h1: h2\n"))
+	for _, want := range []string{`r.yaml:5: generator.names.h9: no generated node "h9" to rename`, `duplicate node name "h2"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad rename: %v; want %q", err, want)
+		}
+	}
+}
+
 func TestFatTreeWiring(t *testing.T) {
 	tp, err := Parse("g.yaml", []byte("name: g\ngenerator: {kind: fat-tree, k: 4}\n"))
 	if err != nil {

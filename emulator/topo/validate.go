@@ -13,6 +13,11 @@ import (
 // switch features. Load and Parse call it; call it yourself on a Topology built in code.
 // Problems are joined, each naming t.File, the line and the field.
 func (t *Topology) Validate() error {
+	return joinUnique(t.validate(true))
+}
+
+// validate is Validate; the loader checks the lab name itself (with its line).
+func (t *Topology) validate(checkName bool) []error {
 	file := t.File
 	if file == "" {
 		file = "topology"
@@ -21,7 +26,7 @@ func (t *Topology) Validate() error {
 	add := func(line int, field, format string, args ...any) {
 		errs = append(errs, posError(file, line, field, fmt.Sprintf(format, args...)))
 	}
-	if t.Name == "" || len(t.Name) > MaxLabName || !labNameRE.MatchString(t.Name) {
+	if checkName && (t.Name == "" || len(t.Name) > MaxLabName || !labNameRE.MatchString(t.Name)) {
 		add(0, "name", "%q: want [a-z0-9-], 1 to %d characters", t.Name, MaxLabName)
 	}
 	byName := make(map[string]*Node, len(t.Nodes))
@@ -135,7 +140,7 @@ func (t *Topology) Validate() error {
 			add(line, field, "graph is disconnected: %s%s cannot reach %s; want every node connected", strings.Join(list, ", "), more, t.Nodes[0].Name)
 		}
 	}
-	return joinUnique(errs)
+	return errs
 }
 
 // check validates resolved features (the YAML path checks the same when loading).
