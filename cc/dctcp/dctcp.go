@@ -15,7 +15,9 @@
 // On an ACK with ECE, at most once per window: cwnd ← cwnd·(1 − α/2), ssthresh ← cwnd.
 // Otherwise standard TCP: slow start (cwnd += acked bytes) below ssthresh, congestion
 // avoidance (cwnd += MSS·acked/cwnd) above. The window does not grow while a reduction
-// is being recovered (the rest of the window that was in flight when it was cut).
+// is being recovered (the rest of the window that was in flight when it was cut), nor
+// while it is not what limits sending (cc.Feedback.Inflight well below it: a flow held
+// back by its own NIC or by the application).
 //
 // # Parameters
 //
@@ -30,6 +32,10 @@
 //     (AckSeq + 1 ≥ the window's end, Linux's "snd_una ≥ next_seq").
 //   - A reduction takes effect at once instead of through Linux's proportional rate
 //     reduction; the window then holds until the reduction's window is acknowledged.
+//   - The window grows only while it limits sending, as Linux does (tcp_is_cwnd_limited,
+//     RFC 7661): in slow start while it is below twice the bytes in flight, in congestion
+//     avoidance while the bytes in flight fill it to within one MSS. Without this a flow
+//     whose bottleneck is its own NIC sees no marks and grows its window without bound.
 //   - Loss (fast retransmit) halves the window, once per window (RFC 8257 §3.5: as
 //     standard TCP); a timeout sets ssthresh to half the window and the window to one
 //     packet (RFC 5681's loss window). Marks are not delayed-ACK encoded: reef's receiver
@@ -185,9 +191,17 @@ func (d *DCTCP) OnFeedback(now units.Time, fb *cc.Feedback) {
 		d.reduce(1-d.alpha/2, fb.NextSeq)
 	case d.reducing || acked <= 0:
 	case d.cwnd < d.ssthresh:
-		d.cwnd = min(d.cwnd+acked, d.wMax) // slow start
+		// Slow start, while the window is in use (Linux tcp_is_cwnd_limited: below
+		// twice what was in flight).
+		if d.cwnd < 2*(float64(fb.Inflight)+acked) {
+			d.cwnd = min(d.cwnd+acked, d.wMax)
+		}
 	default:
-		d.cwnd = min(d.cwnd+d.mss*acked/d.cwnd, d.wMax) // congestion avoidance
+		// Congestion avoidance, only when the window limited sending: the packets in
+		// flight before this ACK filled it to within one MSS (RFC 7661).
+		if float64(fb.Inflight)+acked+d.mss >= d.cwnd {
+			d.cwnd = min(d.cwnd+d.mss*acked/d.cwnd, d.wMax)
+		}
 	}
 }
 

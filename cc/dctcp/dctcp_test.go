@@ -47,10 +47,18 @@ func (c *ccTest) acks(n, marked int) {
 	c.t.Helper()
 	c.t.Logf("%v ack %d..%d, %d with ECE", c.now, c.una, c.una+uint64(n)-1, marked)
 	for i := range n {
-		c.d.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckedPackets: 1,
-			AckSeq: c.una, NextSeq: c.next, ECE: i < marked})
 		c.una++
+		c.d.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckedPackets: 1,
+			AckSeq: c.una - 1, NextSeq: c.next, ECE: i < marked, Inflight: c.inflight()})
 	}
+}
+
+// inflight is what the transport reports after an ACK: packets sent and not acked.
+func (c *ccTest) inflight() units.Bytes {
+	if c.next < c.una {
+		return 0
+	}
+	return units.Bytes(c.next-c.una) * mss
 }
 
 func (c *ccTest) set(cwnd float64) {
@@ -135,7 +143,7 @@ func TestLossAndTimeout(t *testing.T) {
 	c.d.OnLoss(c.now, mss)
 	c.wantWindow("once per window", 20*mss)
 	c.acks(40, 0)
-	c.sent(1)
+	c.sent(20)
 	c.acks(1, 0)
 	c.wantWindow("recovered: congestion avoidance", 20*mss+mss/20.0)
 	c.d.OnTimeout(c.now)
@@ -146,6 +154,25 @@ func TestLossAndTimeout(t *testing.T) {
 	c.sent(2)
 	c.acks(1, 0)
 	c.wantWindow("slow start after timeout", 2*mss)
+}
+
+func TestGrowOnlyWhenWindowLimited(t *testing.T) {
+	// RFC 7661 / Linux tcp_is_cwnd_limited: a window that does not limit sending (the
+	// NIC or the application does) does not grow.
+	c := newTest(t, nil)
+	c.sent(3) // 3 of 10 packets: NIC-limited
+	c.acks(1, 0)
+	c.wantWindow("slow start: 2 in flight + 1 acked, window 10 ≥ 2·3", 10*mss)
+	c.sent(4) // 6 in flight
+	c.acks(1, 0)
+	c.wantWindow("slow start: 5 in flight + 1 acked, 10 < 2·6", 11*mss)
+	c.set(20 * mss)
+	c.sent(12) // 17 in flight
+	c.acks(1, 0)
+	c.wantWindow("congestion avoidance: 16 + 1 + 1 < 20", 20*mss)
+	c.sent(3) // 19 in flight
+	c.acks(1, 0)
+	c.wantWindow("congestion avoidance: 18 + 1 + 1 ≥ 20", 20*mss+mss/20.0)
 }
 
 func TestInitWindowBDP(t *testing.T) {

@@ -1,6 +1,8 @@
 package powertcp
 
 import (
+	"math"
+
 	"reef/cc"
 	"reef/units"
 	"reef/wire"
@@ -50,8 +52,11 @@ func (c *PowerTCP) OnFeedback(now units.Time, fb *cc.Feedback) {
 }
 
 // normPower is Algorithm 1's NORM_POWER: the largest normalised power over the hops and
-// the Δt of that hop (ns); dt is 0 when no hop's clock advanced.
+// the Δt of that hop (ns); dt is 0 when no hop's clock advanced. A hop whose queue
+// drained faster than it transmitted has λ < 0 and counts as power 0: the sample still
+// enters the EWMA (skipping it would bias Γ_smooth upwards when the queue alternates).
 func (c *PowerTCP) normPower(hops []wire.Hop) (norm, dt float64) {
+	norm = math.Inf(-1)
 	for i := range hops {
 		cur, old := &hops[i], &c.prev[i]
 		d := float64(cur.TS - old.TS)
@@ -68,7 +73,7 @@ func (c *PowerTCP) normPower(hops []wire.Hop) (norm, dt float64) {
 			norm, dt = n, d
 		}
 	}
-	return norm, dt
+	return max(norm, 0), dt
 }
 
 // OnTimeout keeps the window and forgets the INT records, so the next ACK starts afresh.

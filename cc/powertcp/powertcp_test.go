@@ -182,6 +182,20 @@ func TestINTMultiplicativeIncreaseAndFloor(t *testing.T) {
 	c.wantWindow("MD by 1/Γ", 0.9*(5000/s+testBeta)+0.1*w)
 }
 
+func TestINTDrainingQueueCountsAsZero(t *testing.T) {
+	// A queue that alternates 0, 1 frame, 0 between records gives λ = 2·B, then λ < 0.
+	// The second sample still enters Γ_smooth, as power 0 over its Δt: skipping it would
+	// leave only the high samples and bias Γ_smooth upwards.
+	c, _ := newINT(t)
+	c.sent(3)
+	c.ack(0, 0, hop(0, 0, 0))
+	c.advance(units.Microsecond)
+	c.ack(1, 0, hop(1000, 12500, 12500)) // Γ_norm = 2.2 (see TestINTPowerVector)
+	c.advance(units.Microsecond)
+	c.ack(2, 0, hop(2000, 12500, 0)) // idle and drained: λ = −12.5 B/ns → 0
+	c.wantPower("λ < 0 is power 0, weighted by its Δt", (0.9*1+0.1*2.2)*0.9)
+}
+
 func TestINTWindowFloor(t *testing.T) {
 	// With γ = 1 and β = 0 the window is cwnd_old/Γ: a 100-BDP queue takes it to the
 	// floor, min_ratio·BDP.
