@@ -85,7 +85,9 @@ type LBConfig struct {
 	Mode string `json:"mode"`
 	// FlowletGap is the idle gap that starts a new flowlet (flowlet mode).
 	FlowletGap units.Time `json:"flowlet_gap,omitempty"`
-	// Quantum is the queue quantisation step for adaptive routing (mswift.md §4).
+	// Quantum is the queue quantisation step for adaptive routing (mswift.md §4): the
+	// level of a port is backlog / Quantum. Zero uses htsim's four levels by fraction of
+	// the port's buffer (below 5 %, 10 %, 20 %, and above).
 	Quantum units.Bytes `json:"quantum,omitempty"`
 }
 
