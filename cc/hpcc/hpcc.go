@@ -31,7 +31,11 @@
 //
 // See Params. Defaults: η = 0.95, maxStage = 5 (paper §3.1), W_AI = 0.0005·BDP (the
 // OSCAR artifact's RateAIRatio; alibaba's scripts use 40 Mb/s at 100 Gb/s, 0.0004),
-// window floor 0.001·BDP (the artifact's MinRateRatio).
+// window floor 0.001·BDP (the artifact's MinRateRatio). W_AI is the only force towards
+// fairness (MD and MI keep the flows' ratios): on reef's jitter-free sim dumbbell, four
+// flows at the default 0.0005 drift apart, because each flow reads the queue the others'
+// paced packets leave behind its own and the larger flows read U about 1% lower; with
+// 0.005 = (1 − η)/10 they share within Jain 0.998 (emulator/sim ccbehaviour_test.go).
 //
 // # Departures from the paper
 //

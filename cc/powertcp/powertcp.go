@@ -36,7 +36,10 @@
 //   - The arrival rate λ is taken as the queue growth plus the transmit rate, both from
 //     reef's records (Algorithm 1); ns3-datacenter has switches stamp received bytes
 //     instead. Neither the artifact's division of power by 0.95 nor its 0.5·line floor on
-//     λ is applied (spec: "not in the paper").
+//     λ is applied (spec: "not in the paper"). A hop whose queue drained faster than it
+//     sent (λ < 0) counts as power 0 and its sample still enters Γ_smooth: a queue that
+//     alternates between 0 and one frame would otherwise leave only the high samples and
+//     hold a lone flow near 85% of the link.
 //   - cwnd_old falls back to the current window when the packet's send-time window is
 //     no longer remembered (the history holds a few BDPs of packets).
 //   - θ-PowerTCP's RTT is the ACK's RTT minus the receiver's turnaround, so delayed or
