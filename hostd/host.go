@@ -66,6 +66,16 @@ type FlowSpec struct {
 	Ack transport.AckPolicy
 	// BaseRTT is the path's unloaded RTT, used before the first RTT sample (optional).
 	BaseRTT units.Time
+	// CNPInterval, when > 0, asks the receiver for DCQCN CNPs (at most one per interval
+	// for CE-marked packets). When 0 and Alg has a method CNPInterval() units.Time,
+	// that value is used.
+	CNPInterval units.Time
+}
+
+// CNPRequester is implemented by algorithms that want the receiver to send CNPs
+// (DCQCN's notification point); see FlowSpec.CNPInterval.
+type CNPRequester interface {
+	CNPInterval() units.Time
 }
 
 // Out is one frame leaving the host.
@@ -96,6 +106,9 @@ type HostStats struct {
 	// Ignored counts frames that were not reef frames for this host (left to the
 	// kernel) or for flows it does not know; Pauses counts PFC frames obeyed.
 	Ignored, Pauses uint64
+	// Malformed counts reef frames shorter than their own lengths say (dropped before
+	// any state is created for them).
+	Malformed uint64
 	// PausedTime is the total time the NIC was held by PFC.
 	PausedTime units.Time
 }
@@ -213,12 +226,16 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 		return fmt.Errorf("hostd: flow %d: destination %v is this host", spec.ID, spec.Dst)
 	}
 	mss := transport.MSS(h.cfg.MTU, spec.HopCap)
+	cnp := spec.CNPInterval
+	if r, ok := spec.Alg.(CNPRequester); ok && cnp == 0 {
+		cnp = r.CNPInterval()
+	}
 	snd, err := transport.NewSender(transport.SenderConfig{
 		FlowID: spec.ID,
 		Addrs: wire.Addrs{SrcMAC: h.cfg.MAC, DstMAC: h.cfg.GatewayMAC, Src: h.cfg.Addr, Dst: spec.Dst,
 			SrcPort: srcPort(spec.ID)},
 		Size: spec.Size, MSS: mss, HopCap: spec.HopCap, LineRate: h.cfg.Rate, Ack: spec.Ack,
-		MPDUnit: h.opts.MPDUnit, InitRTT: spec.BaseRTT, Tuning: h.opts.Tuning, Alg: spec.Alg,
+		MPDUnit: h.opts.MPDUnit, InitRTT: spec.BaseRTT, Tuning: h.opts.Tuning, Alg: spec.Alg, CNPInterval: cnp,
 	})
 	if err != nil {
 		return fmt.Errorf("hostd: flow %d: %w", spec.ID, err)
@@ -263,6 +280,10 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 		h.stats.Ignored++
 		return
 	}
+	if !complete(v) {
+		h.stats.Malformed++
+		return
+	}
 	id := binary.BigEndian.Uint32(frame[v.Reef+wire.OffFlowID:])
 	switch v.Type() {
 	case wire.TypeData:
@@ -302,4 +323,13 @@ func (h *Host) checkDone(f *flow) {
 		h.completions = append(h.completions, c)
 		h.log.Debug("flow finished", "host", h.cfg.Name, "flow", f.spec.ID, "size", f.spec.Size, "fct", c.FCT)
 	}
+}
+
+// complete reports whether a reef frame holds the payload its header announces
+// (wire.Classify checks everything up to the INT slots).
+func complete(v wire.View) bool {
+	r := v.Frame[v.Reef:]
+	need := wire.HeaderLen + int(r[wire.OffNSack])*wire.SackLen + int(r[wire.OffHopCap])*wire.HopLen +
+		int(binary.BigEndian.Uint16(r[wire.OffPayload:]))
+	return len(r) >= need
 }

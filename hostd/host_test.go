@@ -271,6 +271,18 @@ func TestNonReefIgnored(t *testing.T) {
 	if _, ok := h0.Poll(0); ok {
 		t.Errorf("garbage made the host send")
 	}
+	// A data frame cut short of its payload creates no receiver.
+	alg := &hosttest.Fixed{W: 10_000}
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: hosttest.Addr(1), Alg: alg})
+	out, ok := h0.Poll(0)
+	for !ok {
+		out, ok = h0.Poll(h0.NextDeadline())
+	}
+	_, _, h2 := pair(t, hosttest.Config{}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	h2.Receive(0, 0, out.Frame[:len(out.Frame)-1])
+	if h2.Stats().Malformed != 1 || len(h2.ReceiverStats()) != 0 {
+		t.Errorf("truncated data: malformed %d, %d receivers; want 1, 0", h2.Stats().Malformed, len(h2.ReceiverStats()))
+	}
 }
 
 func TestAddFlowErrors(t *testing.T) {
@@ -291,5 +303,32 @@ func TestAddFlowErrors(t *testing.T) {
 	}
 	if got := len(h0.FlowStats()); got != 1 {
 		t.Errorf("%d flows after rejected specs, want 1", got)
+	}
+}
+
+func TestCNPs(t *testing.T) {
+	// Every queued packet is marked; the receiver sends one CNP per 50µs at most.
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps / 2, ECNK: 1})
+	alg := &hosttest.Fixed{W: 64_000}
+	const size = 1_416_000 // 1000 packets, ≈ 24ms at 0.5Gbps
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: size, Alg: alg, CNPInterval: 50 * units.Microsecond})
+	run(t, n, units.Second)
+	wantDelivered(t, "flow completes", h1, size)
+	r := h1.ReceiverStats()[0]
+	fct := h0.FlowStats()[0].FCT
+	// Marked packets arrive every 24.2µs (1514B at 0.5Gbps): the first one ≥ 50µs after
+	// a CNP is the third, so CNPs go every 72.7µs.
+	gap := 3 * (units.Gbps / 2).TxTime(1514)
+	want := int(fct / gap)
+	if alg.CNPs != int(r.CNPsSent) || alg.CNPs > want+1 || alg.CNPs < want*9/10 {
+		t.Errorf("%d CNPs sent, %d heard over %v: want ≈ %d (one per %v)", r.CNPsSent, alg.CNPs, fct, want, gap)
+	}
+	// Without an interval no CNPs.
+	n, h0, h1 = pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps / 2, ECNK: 1})
+	alg = &hosttest.Fixed{W: 64_000}
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: size, Alg: alg})
+	run(t, n, units.Second)
+	if alg.CNPs != 0 {
+		t.Errorf("%d CNPs for a flow that asked for none", alg.CNPs)
 	}
 }

@@ -12,14 +12,21 @@ type Fixed struct {
 	R units.Rate
 	// Counters of calls.
 	Sends, Feedbacks, Timeouts int
-	LostBytes                  units.Bytes
+	// CNPs counts the feedbacks of kind cc.CNP among Feedbacks.
+	CNPs      int
+	LostBytes units.Bytes
 }
 
 // OnSend implements cc.Algorithm.
 func (f *Fixed) OnSend(now units.Time, seq uint64, size units.Bytes) { f.Sends++ }
 
 // OnFeedback implements cc.Algorithm.
-func (f *Fixed) OnFeedback(now units.Time, fb *cc.Feedback) { f.Feedbacks++ }
+func (f *Fixed) OnFeedback(now units.Time, fb *cc.Feedback) {
+	f.Feedbacks++
+	if fb.Kind == cc.CNP {
+		f.CNPs++
+	}
+}
 
 // OnLoss implements cc.Algorithm.
 func (f *Fixed) OnLoss(now units.Time, lost units.Bytes) { f.LostBytes += lost }

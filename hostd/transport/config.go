@@ -72,14 +72,23 @@ func (p AckPolicy) Validate() error {
 	return nil
 }
 
-// encode packs the policy into a data packet's Ack field: bits 0-15 Every, bits 16-47
-// Delay in ns.
-func (p AckPolicy) encode() uint64 {
-	return uint64(uint16(p.Every)) | uint64(uint32(p.Delay))<<16
+// MaxCNPInterval is the longest CNP interval the data packets can carry.
+const MaxCNPInterval = 0xffff * units.Microsecond
+
+// encodeRx packs what the receiver must know into a data packet's (otherwise unused)
+// Ack field: bits 0-15 the ACK policy's Every, bits 16-47 its Delay in ns, bits 48-63
+// the CNP interval in µs (0: no CNPs; a non-zero interval below 1µs is sent as 1µs).
+func encodeRx(p AckPolicy, cnp units.Time) uint64 {
+	us := uint64(0)
+	if cnp > 0 {
+		us = uint64(min(max((cnp+units.Microsecond-1)/units.Microsecond, 1), 0xffff))
+	}
+	return uint64(uint16(p.Every)) | uint64(uint32(p.Delay))<<16 | us<<48
 }
 
-func decodeAckPolicy(v uint64) AckPolicy {
-	return AckPolicy{Every: int(v & 0xffff), Delay: units.Time((v >> 16) & 0xffffffff)}
+func decodeRx(v uint64) (AckPolicy, units.Time) {
+	return AckPolicy{Every: int(v & 0xffff), Delay: units.Time((v >> 16) & 0xffffffff)},
+		units.Time(v>>48) * units.Microsecond
 }
 
 // MSS is the payload a data packet of a flow with hopCap INT slots carries when frames

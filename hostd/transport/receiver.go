@@ -19,8 +19,10 @@ type ReceiverStats struct {
 	Packets        uint64
 	Duplicates, CE uint64
 	// OutOfOrder counts packets that arrived above a gap.
-	OutOfOrder        uint64
-	AcksSent          uint64
+	OutOfOrder uint64
+	AcksSent   uint64
+	// CNPsSent counts DCQCN congestion notification packets sent.
+	CNPsSent          uint64
 	Malformed, Overfl uint64
 	// Done is true once the packet flagged Fin and everything before it arrived, at
 	// DoneAt.
@@ -54,6 +56,13 @@ type Receiver struct {
 	hops     [wire.MaxHops]wire.Hop
 	sacks    [wire.MaxSack]wire.SackBlock
 
+	// DCQCN notification point: a CNP is pending for the packet that triggered it.
+	cnpPending bool
+	cnpSent    bool
+	cnpLast    units.Time
+	cnpSeq     uint64
+	cnpTS      int64
+
 	hdr   wire.Header
 	stats ReceiverStats
 }
@@ -73,6 +82,9 @@ func (r *Receiver) Stats() ReceiverStats { return r.stats }
 
 // NextDeadline is when the pending ACK is due (units.Never when none is).
 func (r *Receiver) NextDeadline() units.Time {
+	if r.cnpPending {
+		return r.cnpLast
+	}
 	if !r.pending {
 		return units.Never
 	}
@@ -122,7 +134,11 @@ func (r *Receiver) HandlePacket(now units.Time, v wire.View) {
 	r.pathHops = uint8(max(int(wire.DefaultTTL)-int(v.TTL()), 0))
 	r.ece = ce
 	r.nhops = copy(r.hops[:], h.Hops)
-	pol := decodeAckPolicy(h.Ack)
+	pol, cnpEvery := decodeRx(h.Ack)
+	if ce && cnpEvery > 0 && (!r.cnpSent || now-r.cnpLast >= cnpEvery) {
+		r.cnpPending, r.cnpSent, r.cnpLast = true, true, now
+		r.cnpSeq, r.cnpTS = h.Seq, h.TS
+	}
 	r.count++
 	immediate := ce || !inOrder || !isNew || h.Flags&wire.FlagFin != 0 ||
 		pol.Every <= 1 || r.count >= pol.Every
@@ -179,6 +195,9 @@ func (r *Receiver) insert(q uint64) (isNew, ok bool) {
 
 // PollTransmit writes the pending ACK into buf if it is due at now.
 func (r *Receiver) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
+	if r.cnpPending && r.cnpLast <= now {
+		return r.sendCNP(now, buf)
+	}
 	if !r.pending || r.due > now {
 		return Transmit{}, false
 	}
@@ -222,4 +241,25 @@ func (r *Receiver) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 	r.pending, r.count, r.due = false, 0, units.Never
 	r.stats.AcksSent++
 	return Transmit{Len: n, Ack: true, Seq: r.trig}, true
+}
+
+// sendCNP writes the pending congestion notification: TypeCNP with ECE, echoing the
+// marked packet's number and timestamp.
+func (r *Receiver) sendCNP(now units.Time, buf []byte) (Transmit, bool) {
+	h := &r.hdr
+	*h = wire.Header{Sacks: r.sacks[:0], Hops: r.hops[:0]}
+	h.Type = wire.TypeCNP
+	h.Flags = wire.FlagECE
+	h.FlowID = r.flowID
+	h.Seq = r.cnpSeq
+	h.Ack = r.rcvNxt
+	h.TS = int64(now)
+	h.EchoTS = r.cnpTS
+	n, err := wire.BuildFrame(buf, r.addrs, wire.NotECT, h)
+	r.cnpPending = false
+	if err != nil {
+		return Transmit{}, false
+	}
+	r.stats.CNPsSent++
+	return Transmit{Len: n, Ack: true, Seq: r.cnpSeq}, true
 }

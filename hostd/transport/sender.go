@@ -26,6 +26,10 @@ type SenderConfig struct {
 	LineRate units.Rate
 	// Ack is the ACK policy the receiver is asked to follow.
 	Ack AckPolicy
+	// CNPInterval, when > 0, asks the receiver for DCQCN congestion notification packets:
+	// one for a CE-marked data packet, at most one per CNPInterval (at most
+	// MaxCNPInterval, carried with 1µs resolution).
+	CNPInterval units.Time
 	// MPDUnit is the lab's Poseidon MPD unit; 0 means the fabric stamps no MPD.
 	MPDUnit units.Time
 	// InitRTT is the RTT assumed before the first sample (sub-packet pacing uses it);
@@ -50,6 +54,9 @@ func (c *SenderConfig) Validate() error {
 		return fmt.Errorf("transport: flow size must be ≥ 0 bytes, got %d", c.Size)
 	case !c.Addrs.Src.Is4() || !c.Addrs.Dst.Is4():
 		return fmt.Errorf("transport: addresses must be IPv4, got %v → %v", c.Addrs.Src, c.Addrs.Dst)
+	}
+	if c.CNPInterval < 0 || c.CNPInterval > MaxCNPInterval {
+		return fmt.Errorf("transport: cnp interval must be in [0, %v], got %v", MaxCNPInterval, c.CNPInterval)
 	}
 	if err := c.Ack.Validate(); err != nil {
 		return err

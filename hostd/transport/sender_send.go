@@ -89,7 +89,7 @@ func (s *Sender) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 	h.Type = wire.TypeData
 	h.FlowID = s.cfg.FlowID
 	h.Seq = seq
-	h.Ack = s.cfg.Ack.encode()
+	h.Ack = encodeRx(s.cfg.Ack, s.cfg.CNPInterval)
 	h.TS = int64(now)
 	h.HopCap = uint8(s.cfg.HopCap)
 	h.PayloadLen = uint16(size)

@@ -216,9 +216,14 @@ func TestMalformedDropped(t *testing.T) {
 
 func TestAckPolicyEncoding(t *testing.T) {
 	for _, pol := range []AckPolicy{{}, {Every: 1}, {Every: 65535, Delay: 4_000_000_000}, {Every: 4, Delay: 50 * units.Microsecond}} {
-		if got := decodeAckPolicy(pol.encode()); got != pol {
-			t.Errorf("round trip %+v → %+v", pol, got)
+		for _, cnp := range []units.Time{0, 50 * units.Microsecond, MaxCNPInterval} {
+			if got, gotCNP := decodeRx(encodeRx(pol, cnp)); got != pol || gotCNP != cnp {
+				t.Errorf("round trip %+v, %v → %+v, %v", pol, cnp, got, gotCNP)
+			}
 		}
+	}
+	if _, got := decodeRx(encodeRx(AckPolicy{}, 1)); got != units.Microsecond {
+		t.Errorf("a 1ns CNP interval decodes as %v, want 1µs (CNPs stay on)", got)
 	}
 	if (AckPolicy{Every: -1}).Validate() == nil || (AckPolicy{Delay: 5 * units.Second}).Validate() == nil {
 		t.Error("out-of-range policies validated")
