@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/netip"
@@ -387,6 +388,64 @@ func TestMaxMinOracle(t *testing.T) {
 	}
 	if _, err := MaxMin(dumbbell, []Flow{{Src: "h1", Dst: "nope"}}); err == nil {
 		t.Error("flow to a missing host: no error")
+	}
+}
+
+func TestMaxMinReversePath(t *testing.T) {
+	p := mustPlan(t, "name: rp\ndefaults: {rate: 1Gbps}\ngenerator: {kind: reverse-path, reverse_senders: 4}\n")
+	flows := []Flow{{Src: "h1", Dst: "h2"}}
+	for i := 3; i <= 6; i++ {
+		flows = append(flows, Flow{Src: fmt.Sprintf("h%d", i), Dst: "h1"})
+	}
+	got, err := MaxMin(p, flows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ACKs are not counted: the victim keeps line rate, the reverse flows split h1's
+	// downlink. (This is the rate Poseidon should reach, §6.7; Swift falls below it.)
+	want := []float64{1e9, 250e6, 250e6, 250e6, 250e6}
+	for i := range want {
+		if !near(got[i], want[i]) {
+			t.Errorf("flow %d: %v, want %v", i, got[i], units.Rate(want[i]))
+		}
+	}
+}
+
+func TestLeafSpinePaths(t *testing.T) {
+	p := mustPlan(t, "name: ls\ngenerator: {kind: leaf-spine, spines: 16, leaves: 2, hosts_per_leaf: 1}\n")
+	paths, err := p.Paths("h1", "h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 16 {
+		t.Fatalf("%d paths between leaves, want one per spine (16)", len(paths))
+	}
+	for i, path := range paths {
+		if want := fmt.Sprintf("spine%d", i+1); path[1].To != want {
+			t.Errorf("path %d via %s, want %s (port order)", i, path[1].To, want)
+		}
+	}
+}
+
+// TestPlanJSON: daemons get their configs as JSON; a plan survives the round trip and
+// still answers path queries.
+func TestPlanJSON(t *testing.T) {
+	p := mustPlan(t, fatTree4)
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Plan
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, &q) {
+		t.Fatal("plan changed in a JSON round trip")
+	}
+	a, _ := p.BaseRTT("h1", "h16", 1500)
+	c, err := q.BaseRTT("h1", "h16", 1500)
+	if err != nil || a != c {
+		t.Errorf("BaseRTT after JSON = %v, %v; want %v", c, err, a)
 	}
 }
 

@@ -22,7 +22,8 @@
 //	  delay: 10us
 //	  buffer: 100KB
 //	  mtu: 1500
-//	  pfc: {xoff: 60KB, xon: 30KB}   # optional: lossless links (PFC on switch ingress)
+//	  pfc: {xoff: 60KB, xon: 30KB}   # optional: lossless links (PFC on switch ingress;
+//	                                 # xon defaults to xoff/2)
 //	classes:                   # optional link classes: override the defaults per class
 //	  bottleneck: {rate: 50Mbps}
 //	nodes:                     # explicit nodes …
