@@ -87,7 +87,8 @@ func splitmix64(x uint64) uint64 {
 // port gets IngressDelay = the link's delay, since the host shapes only its rate;
 // switch-to-switch ports get MTU + INTHeadroom), installs a /32 route per host on every
 // switch whose port set is every next hop on a shortest path (hop count: an ECMP group),
-// and copies each switch's features and a derived seed.
+// and copies each switch's features and a derived seed. hostd.Config.Peers is one map
+// shared by every host's Config: treat it as read-only.
 func Build(t *topo.Topology, opts Options) (*Plan, error) {
 	if t == nil {
 		return nil, fmt.Errorf("plan: nil topology")

@@ -14,7 +14,7 @@
 //	if err != nil { return err } // file:line: field: problem, one per line
 //	p, err := plan.Build(t, plan.Options{Seed: 1})
 //
-// # File format
+// # File format (every key, for illustration)
 //
 //	name: fat-tree-k4          # lab name: [a-z0-9-], at most 12 characters
 //	defaults:                  # link defaults (built-in: 1Gbps, 10us, 100KB, MTU 1500)
