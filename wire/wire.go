@@ -13,7 +13,9 @@
 //	                     in units of the lab's MPD unit, saturating at 0xffff
 //	4   4    FlowID
 //	8   8    Seq         packet number (data); highest packet number covered (ack)
-//	16  8    Ack         cumulative ack: every packet number below it has arrived
+//	16  8    Ack         cumulative ack: every packet number below it has arrived;
+//	                     (data) receiver hints: ACK policy and CNP interval, see
+//	                     hostd/transport
 //	24  8    TS          sender's transmit time, ns since the run started
 //	32  8    EchoTS      (ack) the TS of the data packet being acknowledged
 //	40  4    Turnaround  (ack) ns the receiver held that data packet

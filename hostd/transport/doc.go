@@ -37,8 +37,13 @@
 // # ACK policy
 //
 // By default every data packet is acknowledged at once. A flow may ask for coalescing
-// (an ACK every N packets, or after a delay); the policy travels in the data packets'
-// otherwise unused Ack field (see AckPolicy), so the receiving host needs no
-// configuration. CE-marked, out-of-order, duplicate and final packets are acknowledged
-// at once whatever the policy.
+// (an ACK every N packets, or after a delay) and for DCQCN congestion notification
+// packets (at most one per interval, for CE-marked packets); both travel in the data
+// packets' otherwise unused Ack field (bits 0-15 ACK every, 16-47 ACK delay in ns,
+// 48-63 CNP interval in µs), so the receiving host needs no configuration. CE-marked,
+// out-of-order, duplicate and final packets are acknowledged at once whatever the
+// policy. An ACK's Seq and EchoTS are those of the latest data packet it covers, its
+// hop slots carry that packet's INT records, its EchoMPD that packet's MPD, its
+// PathHops the switches that packet crossed (64 − TTL), and its Inflight that packet's
+// Inflight; switches stamp the ACK's own MPD on the way back (cc.Feedback.ReverseMPD).
 package transport
