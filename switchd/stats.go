@@ -62,7 +62,8 @@ type PortStats struct {
 	// HeldBytes is the bytes that arrived on this port and still wait in the switch (what
 	// PFC compares with XOff).
 	HeldBytes units.Bytes
-	// Lateness summarises Poll's now - Due for the frames released on this port.
+	// Lateness summarises Poll's now - Due for the data frames released on this port
+	// (pause frames are not counted).
 	Lateness Lateness
 }
 
