@@ -1,0 +1,503 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"reef/emulator/expect"
+	"reef/emulator/results"
+)
+
+// Plot limits: how many flows and ports one figure shows.
+const (
+	maxPlotFlows = 12
+	maxPlotPorts = 4
+)
+
+// Figure is one rendered plot: its file stem, a caption, and the PNG and SVG bytes.
+type Figure struct {
+	Name    string
+	Title   string
+	Caption string
+	PNG     []byte
+	SVG     []byte
+}
+
+func render(p *plot.Plot, name, caption string) (Figure, error) {
+	f := Figure{Name: name, Title: p.Title.Text, Caption: caption}
+	for _, format := range []string{"png", "svg"} {
+		w, err := p.WriterTo(9*vg.Inch, 4.5*vg.Inch, format)
+		if err != nil {
+			return f, fmt.Errorf("report: plot %s: %w", name, err)
+		}
+		var b bytes.Buffer
+		if _, err := w.WriteTo(&b); err != nil {
+			return f, fmt.Errorf("report: plot %s: %w", name, err)
+		}
+		if format == "png" {
+			f.PNG = b.Bytes()
+		} else {
+			f.SVG = b.Bytes()
+		}
+	}
+	return f, nil
+}
+
+// writeFigures saves every figure as plots/NAME.png and plots/NAME.svg under dir.
+func writeFigures(dir string, figs []Figure) error {
+	pd := filepath.Join(dir, "plots")
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, f := range figs {
+		if err := os.WriteFile(filepath.Join(pd, f.Name+".png"), f.PNG, 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(pd, f.Name+".svg"), f.SVG, 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	return nil
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(14)
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.X.Label.TextStyle.Font.Size = vg.Points(12)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(12)
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// headroom starts the y axis at 0 (or below, for negative data) and leaves a quarter of
+// the height free above the data for the legend.
+func headroom(p *plot.Plot) {
+	p.Y.Min = math.Min(0, p.Y.Min)
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min + 1
+	}
+	p.Y.Max += (p.Y.Max - p.Y.Min) / 3
+}
+
+func line(p *plot.Plot, xys plotter.XYs, i int, dashed bool, label string) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.Color = plotutil.Color(i)
+	l.Width = vg.Points(1.5)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		l.Width = vg.Points(1)
+	}
+	p.Add(l)
+	if label != "" {
+		p.Legend.Add(label, l)
+	}
+	return nil
+}
+
+// plotFlows picks the flows to draw: long-lived ones first, at most maxPlotFlows.
+func plotFlows(run *results.Run) (idx []int, note string) {
+	for i, f := range run.Flows {
+		if f.Size == 0 && len(f.Samples) > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		for i, f := range run.Flows {
+			if len(f.Samples) > 1 {
+				idx = append(idx, i)
+			}
+		}
+	}
+	if len(idx) > maxPlotFlows {
+		note = fmt.Sprintf(" (the first %d of %d flows)", maxPlotFlows, len(idx))
+		idx = idx[:maxPlotFlows]
+	}
+	return idx, note
+}
+
+// timeAxis is "time (ms)" with the paper's time when scaled.
+func (s *Summary) timeAxis() string {
+	if s.TimeScale > 0 && s.TimeScale != 1 {
+		return fmt.Sprintf("emulator time (ms); paper time = t / %g", s.TimeScale)
+	}
+	return "time (ms)"
+}
+
+// runFigures draws one run's plots: rate and cwnd per flow, queue delay at the busiest
+// ports, FCT slowdown by size bucket.
+func (s *Summary) runFigures() ([]Figure, error) {
+	run := s.in.Run
+	var figs []Figure
+	idx, note := plotFlows(run)
+	if len(idx) > 0 {
+		p := newPlot("Goodput per flow (solid) and max-min fair share (dashed)", s.timeAxis(), "rate (Mbit/s)")
+		c := newPlot("Congestion window per flow", s.timeAxis(), "cwnd (KB)")
+		cwndDrawn := false
+		for k, i := range idx {
+			f := run.Flows[i]
+			ef := s.env.Flows[i]
+			var rate, share, cwnd plotter.XYs
+			for _, pt := range ef.Series {
+				rate = append(rate, plotter.XY{X: pt.T.Seconds() * 1e3, Y: pt.Rate / 1e6})
+				share = append(share, plotter.XY{X: pt.T.Seconds() * 1e3, Y: pt.Share / 1e6})
+			}
+			for _, smp := range f.Samples {
+				if smp.Cwnd > 0 && smp.Cwnd < 1<<40 {
+					cwnd = append(cwnd, plotter.XY{X: smp.T.Seconds() * 1e3, Y: float64(smp.Cwnd) / 1e3})
+				}
+			}
+			label := f.Name
+			if f.CC != "" {
+				label += " (" + f.CC + ")"
+			}
+			if len(rate) > 0 {
+				if err := line(p, rate, k, false, label); err != nil {
+					return nil, err
+				}
+				if err := line(p, share, k, true, ""); err != nil {
+					return nil, err
+				}
+			}
+			if len(cwnd) > 0 {
+				cwndDrawn = true
+				if err := line(c, cwnd, k, false, label); err != nil {
+					return nil, err
+				}
+			}
+		}
+		headroom(p)
+		f, err := render(p, "rate", "Each flow's goodput over time (moving average over max(sample interval, 4 base RTTs)) against its max-min fair share"+note+".")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+		if cwndDrawn {
+			headroom(c)
+			f, err := render(c, "cwnd", "Each flow's congestion window as its algorithm reported it"+note+".")
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, f)
+		}
+	}
+	if ports := s.busiestPorts(); len(ports) > 0 {
+		p := newPlot("Queueing delay at the busiest ports", s.timeAxis(), "queue delay (µs)")
+		for k, i := range ports {
+			pt := run.Ports[i]
+			var xys plotter.XYs
+			for _, smp := range pt.Samples {
+				xys = append(xys, plotter.XY{X: smp.T.Seconds() * 1e3, Y: smp.QueueDelay.Microseconds()})
+			}
+			if err := line(p, xys, k, false, pt.Switch+":"+pt.Name+" → "+pt.Peer); err != nil {
+				return nil, err
+			}
+		}
+		headroom(p)
+		f, err := render(p, "queue-delay", "Queueing delay over time at the ports with the highest p99 queue delay in the measurement window (the bottlenecks).")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	if len(s.FCTBuckets) > 0 {
+		f, err := s.fctFigure()
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// busiestPorts are the ports with samples and the largest p99 queue delay (utilisation
+// breaking ties), at most maxPlotPorts.
+func (s *Summary) busiestPorts() []int {
+	var idx []int
+	for i, q := range s.Queues {
+		if i < len(s.in.Run.Ports) && len(s.in.Run.Ports[i].Samples) > 0 && (q.Utilisation > 0 || q.QueueDelayUS != nil && q.QueueDelayUS.Max > 0) {
+			idx = append(idx, i)
+		}
+	}
+	p99 := func(i int) float64 {
+		if q := s.Queues[i].QueueDelayUS; q != nil {
+			return q.P99
+		}
+		return 0
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		if p99(idx[a]) != p99(idx[b]) {
+			return p99(idx[a]) > p99(idx[b])
+		}
+		return s.Queues[idx[a]].Utilisation > s.Queues[idx[b]].Utilisation
+	})
+	if len(idx) > maxPlotPorts {
+		idx = idx[:maxPlotPorts]
+	}
+	return idx
+}
+
+func (s *Summary) fctFigure() (Figure, error) {
+	p := newPlot("FCT slowdown by flow size", "size bucket", "FCT / ideal FCT")
+	var names []string
+	var p50, p99 plotter.Values
+	for _, b := range s.FCTBuckets {
+		label := b.Name
+		if b.MaxBytes > 0 {
+			label += fmt.Sprintf(" [%s, %s)", fmtBytes(b.MinBytes), fmtBytes(b.MaxBytes))
+		} else {
+			label += fmt.Sprintf(" ≥ %s", fmtBytes(b.MinBytes))
+		}
+		names = append(names, fmt.Sprintf("%s (n=%d)", label, b.Slowdown.Count))
+		p50 = append(p50, b.Slowdown.P50)
+		p99 = append(p99, b.Slowdown.P99)
+	}
+	w := vg.Points(28)
+	for k, vals := range []plotter.Values{p50, p99} {
+		bc, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return Figure{}, fmt.Errorf("report: fct plot: %w", err)
+		}
+		bc.Color = plotutil.Color(k)
+		bc.LineStyle.Width = 0
+		bc.Offset = vg.Length(2*k-1) * w / 2
+		p.Add(bc)
+		p.Legend.Add([]string{"p50", "p99"}[k], bc)
+	}
+	p.NominalX(names...)
+	headroom(p)
+	return render(p, "fct-slowdown", "Median and 99th-percentile FCT slowdown (completion time over the time the same message takes alone on the network) by message size.")
+}
+
+func fmtBytes(b int64) string {
+	switch {
+	case b >= 1e6:
+		return strconv.FormatFloat(float64(b)/1e6, 'f', -1, 64) + "MB"
+	case b >= 1e3:
+		return strconv.FormatFloat(float64(b)/1e3, 'f', -1, 64) + "KB"
+	}
+	return strconv.FormatInt(b, 10) + "B"
+}
+
+// sweepFigures draws, for every numeric sweep variable X, each per-run expectation's
+// value (solid) and bound (dashed) against X, and each flow group's goodput relative to
+// its fair share against X, with one line per algorithm (and per value of the other
+// variables).
+func sweepFigures(sums []*Summary) ([]Figure, error) {
+	vars := numericVars(sums)
+	var figs []Figure
+	for _, x := range vars {
+		// Expectation values.
+		names := map[string]bool{}
+		var order []string
+		for _, s := range sums {
+			for _, r := range s.Expectations {
+				if !names[r.Name] {
+					names[r.Name] = true
+					order = append(order, r.Name)
+				}
+			}
+		}
+		for _, name := range order {
+			get := func(s *Summary) (v, b float64, unit string, ok bool) {
+				for _, r := range s.Expectations {
+					if r.Name == name && !math.IsNaN(r.Value) && !math.IsInf(r.Value, 0) {
+						return r.Value, r.Bound, r.Unit, true
+					}
+				}
+				return 0, 0, "", false
+			}
+			f, ok, err := sweepFigure(sums, x, "sweep-"+slug(name)+"-vs-"+slug(x),
+				fmt.Sprintf("%s against %s", name, x),
+				fmt.Sprintf("The value of expectation %q (solid) and its bound (dashed) against %s, one line per algorithm.", name, x),
+				get)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				figs = append(figs, f)
+			}
+		}
+		// Group goodput over fair share.
+		groups := map[string]bool{}
+		var gorder []string
+		for _, s := range sums {
+			for _, g := range s.Groups {
+				if !groups[g.Name] {
+					groups[g.Name] = true
+					gorder = append(gorder, g.Name)
+				}
+			}
+		}
+		for _, gname := range gorder {
+			get := func(s *Summary) (v, b float64, unit string, ok bool) {
+				for _, g := range s.Groups {
+					if g.Name == gname && g.FairShareBps > 0 {
+						return g.GoodputBps / g.FairShareBps, math.NaN(), "", true
+					}
+				}
+				return 0, 0, "", false
+			}
+			f, ok, err := sweepFigure(sums, x, "sweep-"+slug(gname)+"-share-vs-"+slug(x),
+				fmt.Sprintf("%s goodput / max-min fair share against %s", gname, x),
+				fmt.Sprintf("Goodput of group %q over its max-min fair share against %s, one line per algorithm (1 = its fair share).", gname, x),
+				get)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				figs = append(figs, f)
+			}
+		}
+	}
+	return figs, nil
+}
+
+// numericVars are the sweep variables whose values all parse as numbers and that take
+// more than one value.
+func numericVars(sums []*Summary) []string {
+	seen := map[string]map[string]bool{}
+	numeric := map[string]bool{}
+	for _, s := range sums {
+		for k, v := range s.Vars {
+			if seen[k] == nil {
+				seen[k] = map[string]bool{}
+				numeric[k] = true
+			}
+			seen[k][v] = true
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				numeric[k] = false
+			}
+		}
+	}
+	var out []string
+	for k := range seen {
+		if numeric[k] && len(seen[k]) > 1 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// sweepFigure draws get(s) against variable x, one line per combination of the other
+// variables (cc first). ok is false when fewer than two points exist.
+func sweepFigure(sums []*Summary, x, name, title, caption string, get func(*Summary) (v, bound float64, unit string, ok bool)) (Figure, bool, error) {
+	type pt struct{ x, v, b float64 }
+	lines := map[string][]pt{}
+	unit := ""
+	n := 0
+	for _, s := range sums {
+		xv, err := strconv.ParseFloat(s.Vars[x], 64)
+		if err != nil {
+			continue
+		}
+		v, b, u, ok := get(s)
+		if !ok {
+			continue
+		}
+		unit = u
+		var parts []string
+		if cc, ok := s.Vars["cc"]; ok {
+			parts = append(parts, cc)
+		}
+		for _, k := range keysOf(s.Vars) {
+			if k != x && k != "cc" {
+				parts = append(parts, k+"="+s.Vars[k])
+			}
+		}
+		key := strings.Join(parts, " ")
+		lines[key] = append(lines[key], pt{xv, v, b})
+		n++
+	}
+	if n < 2 {
+		return Figure{}, false, nil
+	}
+	scale, ylabel := unitScale(unit)
+	p := newPlot(title, x, ylabel)
+	for k, key := range keysOf(lines) {
+		pts := lines[key]
+		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		var vs, bs plotter.XYs
+		for _, q := range pts {
+			vs = append(vs, plotter.XY{X: q.x, Y: q.v * scale})
+			if !math.IsNaN(q.b) && !math.IsInf(q.b, 0) {
+				bs = append(bs, plotter.XY{X: q.x, Y: q.b * scale})
+			}
+		}
+		label := key
+		if label == "" {
+			label = "value"
+		}
+		l, s, err := plotter.NewLinePoints(vs)
+		if err != nil {
+			return Figure{}, false, fmt.Errorf("report: sweep plot: %w", err)
+		}
+		l.Color, s.Color = plotutil.Color(k), plotutil.Color(k)
+		l.Width = vg.Points(1.5)
+		s.Shape = plotutil.Shape(k)
+		p.Add(l, s)
+		p.Legend.Add(label, l, s)
+		if len(bs) > 0 {
+			if err := line(p, bs, k, true, ""); err != nil {
+				return Figure{}, false, err
+			}
+		}
+	}
+	headroom(p)
+	f, err := render(p, name, caption)
+	return f, err == nil, err
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// unitScale converts base units to plot units.
+func unitScale(unit string) (float64, string) {
+	switch unit {
+	case expect.DimTime.Unit():
+		return 1e-3, "µs"
+	case expect.DimRate.Unit():
+		return 1e-6, "Mbit/s"
+	case expect.DimBytes.Unit():
+		return 1e-3, "KB"
+	}
+	return 1, "value"
+}

@@ -1,0 +1,635 @@
+// Package report turns one run's raw results (emulator/results) into what a person reads:
+// summary.json, the plots (PNG and SVG) and a self-contained report.html; and a sweep's
+// runs into one combined report with sweep plots and the checks that compare runs. It
+// sits at the end of the flow: the runner calls Summarize and WriteRun after each run and
+// WriteSweep after the last; `reef report` re-renders a run directory from its raw
+// results (LoadRun) and `reef compare` reads two summaries (ReadSummary).
+//
+// # Units
+//
+// Every number is in emulator units (what the laptop ran). Where the scenario has a time
+// scale τ ≠ 1, the *_paper fields give the paper's units: rates × τ, times ÷ τ (sizes are
+// the same in both).
+//
+// # Fidelity
+//
+// Each port records its release lateness (actual minus scheduled release). The summary
+// reports, for the worst port, p50 and p99 lateness in µs and relative to the time the
+// port takes to send one MTU-sized packet. The verdict is "degraded" when any port's p99
+// lateness exceeds DegradedP99Packets packet times: the emulator then shifted packets by
+// more than a packet's own length, so queues and delays it measured are distorted.
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"reef/emulator/expect"
+	"reef/emulator/metrics"
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
+	"reef/units"
+)
+
+// DegradedP99Packets is the fidelity threshold: a port whose p99 release lateness is
+// more than this many packet times (MTU at the port's rate) makes the run "degraded".
+const DegradedP99Packets = 1.0
+
+// Summary is summary.json.
+type Summary struct {
+	// Experiment is the experiment's name and Run the run's scenario name
+	// ("poseidon-multihop/cc=swift,M=4"); Vars its sweep variables.
+	Experiment string            `json:"experiment"`
+	Run        string            `json:"run"`
+	Vars       map[string]string `json:"vars,omitempty"`
+	Backend    string            `json:"backend"`
+	// TimeScale is τ: paper time = emulator time / τ, paper rate = emulator rate × τ.
+	TimeScale float64 `json:"time_scale"`
+	Seed      uint64  `json:"seed"`
+	// DurationUS is the emulated time covered, WallTimeUS what it took; WindowUS the
+	// measurement window [from, to) every steady-state metric uses.
+	DurationUS float64    `json:"duration_us"`
+	WallTimeUS float64    `json:"wall_time_us"`
+	WindowUS   [2]float64 `json:"window_us"`
+	Flows      []Flow     `json:"flows"`
+	Groups     []Group    `json:"groups"`
+	// FCTBuckets is the FCT slowdown of finished sized flows by size bucket.
+	FCTBuckets   []Bucket        `json:"fct_buckets,omitempty"`
+	Queues       []Queue         `json:"queues"`
+	Fidelity     Fidelity        `json:"fidelity"`
+	Expectations []expect.Result `json:"expectations"`
+	// Pass is true when every evaluated expectation passed.
+	Pass bool `json:"pass"`
+
+	in  *Input      // what the summary was computed from (for WriteRun and sweeps)
+	env *expect.Env // the metric environment (for checks that compare runs)
+}
+
+// Pct is a distribution's percentiles (nearest rank, see metrics.Percentile).
+type Pct struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+}
+
+// pct summarises xs scaled by f; nil when there are no samples.
+func pct(xs []float64, f float64) *Pct {
+	if len(xs) == 0 {
+		return nil
+	}
+	s := metrics.Summarize(xs)
+	return &Pct{Count: s.Count, Mean: s.Mean * f, P50: s.P50 * f, P90: s.P90 * f, P99: s.P99 * f, P999: s.P999 * f, Max: s.Max * f}
+}
+
+func (p *Pct) scaled(f float64) *Pct {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.Mean, q.P50, q.P90, q.P99, q.P999, q.Max = p.Mean*f, p.P50*f, p.P90*f, p.P99*f, p.P999*f, p.Max*f
+	return &q
+}
+
+// Flow is one flow's line in summary.json.
+type Flow struct {
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	CC    string `json:"cc"`
+	Src   string `json:"src"`
+	Dst   string `json:"dst"`
+	// SizeBytes is the message size (0: long-lived).
+	SizeBytes int64   `json:"size_bytes,omitempty"`
+	StartUS   float64 `json:"start_us"`
+	// GoodputBps is over the flow's active part of the window; FairShareBps the max-min
+	// oracle's share over the same time (time-weighted when the set of flows changes);
+	// ShareRatio their quotient.
+	GoodputBps   float64 `json:"goodput_bps"`
+	FairShareBps float64 `json:"fair_share_bps"`
+	ShareRatio   float64 `json:"share_ratio"`
+	LineRateBps  float64 `json:"line_rate_bps"`
+	// RTTUS summarises the sampled RTTs in the window, in µs.
+	RTTUS *Pct `json:"rtt_us,omitempty"`
+	// FCTUS is the completion time of a finished sized flow, IdealFCTUS the same alone on
+	// the network (metrics.IdealFCT), Slowdown their quotient.
+	FCTUS       *float64 `json:"fct_us,omitempty"`
+	IdealFCTUS  *float64 `json:"ideal_fct_us,omitempty"`
+	Slowdown    *float64 `json:"fct_slowdown,omitempty"`
+	Retransmits int64    `json:"retransmits"`
+	Timeouts    int64    `json:"timeouts"`
+
+	GoodputBpsPaper   *float64 `json:"goodput_bps_paper,omitempty"`
+	FairShareBpsPaper *float64 `json:"fair_share_bps_paper,omitempty"`
+	RTTUSPaper        *Pct     `json:"rtt_us_paper,omitempty"`
+	FCTUSPaper        *float64 `json:"fct_us_paper,omitempty"`
+}
+
+// Group aggregates a flow group.
+type Group struct {
+	Name  string `json:"name"`
+	Flows int    `json:"flows"`
+	// GoodputBps and FairShareBps are sums over the group; Jain is over its goodputs.
+	GoodputBps   float64  `json:"goodput_bps"`
+	FairShareBps float64  `json:"fair_share_bps"`
+	Jain         *float64 `json:"jain,omitempty"`
+	RTTUS        *Pct     `json:"rtt_us,omitempty"`
+	// FCTUS and Slowdown summarise the group's finished sized flows.
+	FCTUS    *Pct `json:"fct_us,omitempty"`
+	Slowdown *Pct `json:"fct_slowdown,omitempty"`
+
+	GoodputBpsPaper *float64 `json:"goodput_bps_paper,omitempty"`
+	RTTUSPaper      *Pct     `json:"rtt_us_paper,omitempty"`
+	FCTUSPaper      *Pct     `json:"fct_us_paper,omitempty"`
+}
+
+// Bucket is the FCT slowdown of one size bucket.
+type Bucket struct {
+	Name     string `json:"name"`
+	MinBytes int64  `json:"min_bytes"`
+	MaxBytes int64  `json:"max_bytes,omitempty"`
+	Slowdown *Pct   `json:"fct_slowdown,omitempty"`
+	FCTUS    *Pct   `json:"fct_us,omitempty"`
+}
+
+// Queue is one switch egress port.
+type Queue struct {
+	// Name is "switch:port".
+	Name    string  `json:"name"`
+	Switch  string  `json:"switch"`
+	Port    string  `json:"port"`
+	Peer    string  `json:"peer"`
+	RateBps float64 `json:"rate_bps"`
+	// Utilisation is the fraction of the port's rate used in the window.
+	Utilisation  float64 `json:"utilisation"`
+	QueueDelayUS *Pct    `json:"queue_delay_us,omitempty"`
+	QueueBytes   *Pct    `json:"queue_bytes,omitempty"`
+	// Drops and Marks are counted in the window; PauseUS over the run.
+	Drops   int64   `json:"drops"`
+	Marks   int64   `json:"marks"`
+	PauseUS float64 `json:"pause_us"`
+
+	QueueDelayUSPaper *Pct `json:"queue_delay_us_paper,omitempty"`
+}
+
+// Fidelity is how late the emulator released frames.
+type Fidelity struct {
+	// LatenessP50US and LatenessP99US are the worst port's (largest) p50 and p99 lateness;
+	// MaxUS the largest lateness anywhere.
+	LatenessP50US float64 `json:"lateness_p50_us"`
+	LatenessP99US float64 `json:"lateness_p99_us"`
+	LatenessMaxUS float64 `json:"lateness_max_us"`
+	// RelativeP50 and RelativeP99 are the same in packet times (MTU at the port's rate),
+	// again the worst port's.
+	RelativeP50 float64 `json:"relative_p50"`
+	RelativeP99 float64 `json:"relative_p99"`
+	// WorstPort is the port with the largest relative p99.
+	WorstPort string `json:"worst_port,omitempty"`
+	// Frames is the number of frames measured.
+	Frames int64 `json:"frames"`
+	// Verdict is "ok" or "degraded" (RelativeP99 > Threshold).
+	Verdict   string  `json:"verdict"`
+	Threshold float64 `json:"threshold_packets"`
+}
+
+// Input is what a summary is computed from; WriteRun stores it in the run directory
+// (input.json, results.json) so `reef report` can recompute everything.
+type Input struct {
+	Experiment string
+	Vars       map[string]string
+	Plan       *plan.Plan
+	Scenario   *scenario.Scenario
+	Run        *results.Run
+	// Expectations are the parsed checks; Specs their source (kept for re-rendering).
+	Expectations []*expect.Expectation
+}
+
+// ParseRunName splits a scenario name "experiment/k=v,k=v" into the experiment and its
+// sweep variables (none when there is no "/").
+func ParseRunName(name string) (experiment string, vars map[string]string) {
+	exp, rest, ok := strings.Cut(name, "/")
+	if !ok {
+		return name, nil
+	}
+	vars = map[string]string{}
+	for _, kv := range strings.Split(rest, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return exp, vars
+}
+
+// Summarize computes the summary of one run: per-flow goodput against the max-min fair
+// share over the topology, RTT and FCT percentiles, per-queue delay, drops and marks,
+// fidelity, and every expectation that does not compare runs (those are evaluated by
+// WriteSweep). The experiment name and sweep variables come from the scenario's name
+// ("experiment/k=v,..."; see SummarizeInput to set them directly).
+func Summarize(p *plan.Plan, sc *scenario.Scenario, run *results.Run, exps []*expect.Expectation) (*Summary, error) {
+	exp, vars := ParseRunName(sc.Name)
+	return SummarizeInput(&Input{Experiment: exp, Vars: vars, Plan: p, Scenario: sc, Run: run, Expectations: exps})
+}
+
+// SummarizeInput is Summarize with the experiment name and variables given.
+func SummarizeInput(in *Input) (*Summary, error) {
+	if in.Plan == nil || in.Scenario == nil || in.Run == nil {
+		return nil, fmt.Errorf("report: summarize needs a plan, a scenario and results")
+	}
+	sc, run := in.Scenario, in.Run
+	to := run.Duration
+	if to <= 0 || (sc.Duration > 0 && sc.Duration < to) {
+		to = sc.Duration
+	}
+	from := sc.Warmup
+	if from >= to {
+		from = 0
+	}
+	s := &Summary{
+		Experiment: in.Experiment, Run: sc.Name, Vars: in.Vars, Backend: run.Backend,
+		TimeScale: sc.TimeScale, Seed: sc.Seed,
+		DurationUS: run.Duration.Microseconds(), WallTimeUS: run.WallTime.Microseconds(),
+		WindowUS: [2]float64{from.Microseconds(), to.Microseconds()},
+		in:       in,
+	}
+	env := &expect.Env{Vars: in.Vars, From: from, To: to}
+	if err := s.flows(env, from, to); err != nil {
+		return nil, err
+	}
+	s.groups(env)
+	s.queues(env, from, to)
+	s.fidelity()
+	s.env = env
+	s.Expectations = expect.EvaluateRun(in.Expectations, env)
+	s.Pass = true
+	for _, r := range s.Expectations {
+		s.Pass = s.Pass && r.Pass
+	}
+	return s, nil
+}
+
+// paperTime returns emulator µs in paper µs (nil when there is no time scale).
+func (s *Summary) paperTime(us float64) *float64 {
+	if s.TimeScale <= 0 || s.TimeScale == 1 {
+		return nil
+	}
+	v := us / s.TimeScale
+	return &v
+}
+
+func (s *Summary) paperRate(bps float64) *float64 {
+	if s.TimeScale <= 0 || s.TimeScale == 1 {
+		return nil
+	}
+	v := bps * s.TimeScale
+	return &v
+}
+
+func (s *Summary) paperPct(p *Pct) *Pct {
+	if s.TimeScale <= 0 || s.TimeScale == 1 {
+		return nil
+	}
+	return p.scaled(1 / s.TimeScale)
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// flowEnd is when a flow stopped being active (finish, stop or the run's end).
+func flowEnd(f *results.Flow, sf *scenario.Flow, to units.Time) units.Time {
+	end := to
+	if f.Finish > 0 && f.Finish < end {
+		end = f.Finish
+	}
+	if sf != nil && sf.Stop > 0 && sf.Stop < end {
+		end = sf.Stop
+	}
+	return end
+}
+
+// segment is an interval with a constant set of active long-lived flows.
+type segment struct {
+	from, to units.Time
+	share    []units.Rate // per run flow (0 if not counted)
+}
+
+func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
+	in := s.in
+	p, sc, run := in.Plan, in.Scenario, in.Run
+	byID := map[uint32]*scenario.Flow{}
+	for i := range sc.Flows {
+		byID[sc.Flows[i].ID] = &sc.Flows[i]
+	}
+	n := len(run.Flows)
+	ends := make([]units.Time, n)
+	for i := range run.Flows {
+		ends[i] = flowEnd(&run.Flows[i], byID[run.Flows[i].ID], to)
+	}
+	// Segments over the long-lived flows' starts and ends, each with its fair shares.
+	cuts := []units.Time{0, to}
+	for i, f := range run.Flows {
+		if f.Size == 0 {
+			cuts = append(cuts, f.Start, ends[i])
+		}
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
+	cache := map[string][]units.Rate{}
+	shares := func(active []bool) ([]units.Rate, error) {
+		var key strings.Builder
+		for _, a := range active {
+			key.WriteByte("01"[b2i(a)])
+		}
+		if r, ok := cache[key.String()]; ok {
+			return r, nil
+		}
+		fe := make([]metrics.FlowEnds, n)
+		for i, f := range run.Flows {
+			fe[i] = metrics.FlowEnds{Src: f.Src, Dst: f.Dst, Active: active[i]}
+		}
+		r, err := metrics.FairShares(p, fe)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		cache[key.String()] = r
+		return r, nil
+	}
+	var segs []segment
+	for k := 0; k+1 < len(cuts); k++ {
+		a, b := cuts[k], cuts[k+1]
+		if b <= a || a >= to {
+			continue
+		}
+		active := make([]bool, n)
+		for i, f := range run.Flows {
+			active[i] = f.Size == 0 && f.Start <= a && ends[i] > a
+		}
+		sh, err := shares(active)
+		if err != nil {
+			return err
+		}
+		segs = append(segs, segment{a, b, sh})
+	}
+	shareAt := func(i int, t units.Time) float64 {
+		for _, sg := range segs {
+			if t > sg.from && t <= sg.to {
+				return float64(sg.share[i])
+			}
+		}
+		return 0
+	}
+	rttCache := map[[2]string]units.Time{}
+	for i := range run.Flows {
+		f := &run.Flows[i]
+		lineRate := units.Rate(0)
+		mtu := 1500
+		if h, ok := p.HostByName(f.Src); ok {
+			lineRate, mtu = h.Config.Rate, h.Config.MTU
+		}
+		a, b := max(from, f.Start), min(to, ends[i])
+		fl := Flow{Name: f.Name, Group: f.Group, CC: f.CC, Src: f.Src, Dst: f.Dst, SizeBytes: int64(f.Size),
+			StartUS: f.Start.Microseconds(), LineRateBps: float64(lineRate), Retransmits: f.Retransmits, Timeouts: f.Timeouts}
+		ef := expect.Flow{Name: f.Name, Group: f.Group, CC: f.CC, Size: f.Size, Start: f.Start, End: ends[i],
+			LineRate: lineRate, Retransmits: f.Retransmits, Timeouts: f.Timeouts}
+		// Fair share: time-weighted over the flow's active part of the window (a sized
+		// flow: its share among the long-lived flows active at its start, and itself).
+		var share float64
+		if f.Size == 0 {
+			var w float64
+			for _, sg := range segs {
+				lo, hi := max(a, sg.from), min(b, sg.to)
+				if hi > lo {
+					share += float64(sg.share[i]) * float64(hi-lo)
+					w += float64(hi - lo)
+				}
+			}
+			if w > 0 {
+				share /= w
+			}
+		} else {
+			active := make([]bool, n)
+			for j, g := range run.Flows {
+				active[j] = j == i || (g.Size == 0 && g.Start <= f.Start && ends[j] > f.Start)
+			}
+			sh, err := shares(active)
+			if err != nil {
+				return err
+			}
+			share = float64(sh[i])
+		}
+		if b > a {
+			fl.GoodputBps = float64(metrics.Goodput(f.Start, f.Samples, a, b))
+		}
+		fl.FairShareBps = math.Round(share)
+		if share > 0 {
+			fl.ShareRatio = fl.GoodputBps / share
+		}
+		ef.Goodput, ef.FairShare = units.Rate(fl.GoodputBps), units.Rate(fl.FairShareBps)
+		var rtts []float64
+		for _, smp := range f.Samples {
+			if smp.T >= from && smp.T <= to && smp.RTT > 0 {
+				rtts = append(rtts, float64(smp.RTT))
+				ef.RTT = append(ef.RTT, smp.RTT)
+			}
+		}
+		fl.RTTUS = pct(rtts, 1e-3)
+		key := [2]string{f.Src, f.Dst}
+		base, ok := rttCache[key]
+		if !ok {
+			var err error
+			if base, err = p.BaseRTT(f.Src, f.Dst, units.Bytes(mtu)); err != nil {
+				return fmt.Errorf("report: flow %s: %w", f.Name, err)
+			}
+			rttCache[key] = base
+		}
+		if f.Size > 0 && f.Finish > 0 {
+			fct := f.Finish - f.Start
+			ideal := metrics.IdealFCT(f.Size, bottleneck(p, f.Src, f.Dst), base)
+			fl.FCTUS, fl.IdealFCTUS = ptr(fct.Microseconds()), ptr(ideal.Microseconds())
+			fl.Slowdown = ptr(metrics.Slowdown(fct, ideal))
+			ef.FCT, ef.IdealFCT = fct, ideal
+		}
+		// Rate series for plots and convergence: a moving average over max(sample
+		// interval, 4 base RTTs), with the fair share at each point.
+		win := max(sc.SampleInterval, 4*base)
+		for _, pt := range metrics.RateSeries(f.Start, f.Samples, win) {
+			pt.Share = shareAt(i, pt.T)
+			ef.Series = append(ef.Series, pt)
+		}
+		fl.GoodputBpsPaper, fl.FairShareBpsPaper = s.paperRate(fl.GoodputBps), s.paperRate(fl.FairShareBps)
+		fl.RTTUSPaper = s.paperPct(fl.RTTUS)
+		if fl.FCTUS != nil {
+			fl.FCTUSPaper = s.paperTime(*fl.FCTUS)
+		}
+		s.Flows = append(s.Flows, fl)
+		env.Flows = append(env.Flows, ef)
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// bottleneck is the slowest link rate on the first path from src to dst.
+func bottleneck(p *plan.Plan, src, dst string) units.Rate {
+	paths, err := p.Paths(src, dst)
+	if err != nil || len(paths) == 0 {
+		return 0
+	}
+	r := units.Rate(math.MaxInt64)
+	for _, h := range paths[0] {
+		r = min(r, p.Links[h.Link].Rate)
+	}
+	return r
+}
+
+func (s *Summary) groups(env *expect.Env) {
+	idx := map[string]int{}
+	var flows [][]int
+	for i, f := range s.Flows {
+		j, ok := idx[f.Group]
+		if !ok {
+			j = len(s.Groups)
+			idx[f.Group] = j
+			s.Groups = append(s.Groups, Group{Name: f.Group})
+			flows = append(flows, nil)
+		}
+		flows[j] = append(flows[j], i)
+	}
+	for j := range s.Groups {
+		g := &s.Groups[j]
+		var good, rtt, fct, slow []float64
+		for _, i := range flows[j] {
+			f := &s.Flows[i]
+			g.Flows++
+			g.GoodputBps += f.GoodputBps
+			g.FairShareBps += f.FairShareBps
+			good = append(good, f.GoodputBps)
+			for _, r := range env.Flows[i].RTT {
+				rtt = append(rtt, float64(r))
+			}
+			if f.FCTUS != nil {
+				fct = append(fct, *f.FCTUS)
+				slow = append(slow, *f.Slowdown)
+			}
+		}
+		if jn := metrics.Jain(good); !math.IsNaN(jn) {
+			g.Jain = ptr(jn)
+		}
+		g.RTTUS, g.FCTUS, g.Slowdown = pct(rtt, 1e-3), pct(fct, 1), pct(slow, 1)
+		g.GoodputBpsPaper, g.RTTUSPaper, g.FCTUSPaper = s.paperRate(g.GoodputBps), s.paperPct(g.RTTUS), s.paperPct(g.FCTUS)
+	}
+	for _, b := range metrics.DefaultBuckets() {
+		var fct, slow []float64
+		for _, f := range s.Flows {
+			if f.FCTUS != nil && units.Bytes(f.SizeBytes) >= b.Min && units.Bytes(f.SizeBytes) < b.Max {
+				fct = append(fct, *f.FCTUS)
+				slow = append(slow, *f.Slowdown)
+			}
+		}
+		if len(fct) == 0 {
+			continue
+		}
+		bk := Bucket{Name: b.Name, MinBytes: int64(b.Min), Slowdown: pct(slow, 1), FCTUS: pct(fct, 1)}
+		if b.Max != units.MaxBytes {
+			bk.MaxBytes = int64(b.Max)
+		}
+		s.FCTBuckets = append(s.FCTBuckets, bk)
+	}
+}
+
+// counterAt interpolates a cumulative port counter at t.
+func counterAt(ss []results.PortSample, t units.Time, get func(*results.PortSample) int64) float64 {
+	prevT, prev := units.Time(0), 0.0
+	for i := range ss {
+		smp := &ss[i]
+		if t <= smp.T {
+			if smp.T == prevT {
+				return float64(get(smp))
+			}
+			return prev + float64(t-prevT)/float64(smp.T-prevT)*(float64(get(smp))-prev)
+		}
+		prevT, prev = smp.T, float64(get(smp))
+	}
+	return prev
+}
+
+func (s *Summary) queues(env *expect.Env, from, to units.Time) {
+	for _, pt := range s.in.Run.Ports {
+		q := Queue{Name: pt.Switch + ":" + pt.Name, Switch: pt.Switch, Port: pt.Name, Peer: pt.Peer,
+			RateBps: float64(pt.Rate), Drops: pt.Drops, Marks: pt.Marks, PauseUS: pt.PauseTime.Microseconds()}
+		ep := expect.Port{Name: q.Name, PauseTime: pt.PauseTime}
+		var delays, qbytes []float64
+		for _, smp := range pt.Samples {
+			if smp.T >= from && smp.T <= to {
+				delays = append(delays, float64(smp.QueueDelay))
+				qbytes = append(qbytes, float64(smp.QueueBytes))
+				ep.QueueDelay = append(ep.QueueDelay, smp.QueueDelay)
+				ep.QueueBytes = append(ep.QueueBytes, smp.QueueBytes)
+			}
+		}
+		if len(pt.Samples) > 0 {
+			tx := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.TxBytes }) -
+				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.TxBytes })
+			if pt.Rate > 0 && to > from {
+				q.Utilisation = tx * 8e9 / (float64(pt.Rate) * float64(to-from))
+			}
+			q.Drops = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Drops }) -
+				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Drops })))
+			q.Marks = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Marks }) -
+				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Marks })))
+		} else if pt.Rate > 0 && s.in.Run.Duration > 0 {
+			q.Utilisation = float64(pt.TxBytes) * 8e9 / (float64(pt.Rate) * float64(s.in.Run.Duration))
+		}
+		q.QueueDelayUS, q.QueueBytes = pct(delays, 1e-3), pct(qbytes, 1)
+		q.QueueDelayUSPaper = s.paperPct(q.QueueDelayUS)
+		ep.Utilisation, ep.Drops, ep.Marks = q.Utilisation, q.Drops, q.Marks
+		s.Queues = append(s.Queues, q)
+		env.Ports = append(env.Ports, ep)
+	}
+}
+
+// portMTU is the MTU of a switch port from the plan (1500 if unknown).
+func portMTU(p *plan.Plan, sw string, port int) int {
+	if s, ok := p.SwitchByName(sw); ok && port >= 0 && port < len(s.Config.Ports) && s.Config.Ports[port].MTU > 0 {
+		return s.Config.Ports[port].MTU
+	}
+	return 1500
+}
+
+func (s *Summary) fidelity() {
+	f := Fidelity{Verdict: "ok", Threshold: DegradedP99Packets}
+	for _, pt := range s.in.Run.Ports {
+		l := pt.Lateness
+		if l.Count == 0 {
+			continue
+		}
+		f.Frames += l.Count
+		f.LatenessP50US = max(f.LatenessP50US, l.P50.Microseconds())
+		f.LatenessP99US = max(f.LatenessP99US, l.P99.Microseconds())
+		f.LatenessMaxUS = max(f.LatenessMaxUS, l.Max.Microseconds())
+		pkt := pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port)))
+		if pkt <= 0 {
+			continue
+		}
+		r50, r99 := float64(l.P50)/float64(pkt), float64(l.P99)/float64(pkt)
+		f.RelativeP50 = max(f.RelativeP50, r50)
+		if r99 > f.RelativeP99 || f.WorstPort == "" {
+			f.RelativeP99 = max(f.RelativeP99, r99)
+			f.WorstPort = pt.Switch + ":" + pt.Name
+		}
+	}
+	if f.RelativeP99 > DegradedP99Packets {
+		f.Verdict = "degraded"
+	}
+	s.Fidelity = f
+}
+
+// Env is the summary's metric environment (for evaluating checks across a sweep).
+func (s *Summary) Env() *expect.Env { return s.env }

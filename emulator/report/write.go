@@ -1,0 +1,302 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"reef/emulator/expect"
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
+)
+
+// Files in a run directory.
+const (
+	SummaryFile = "summary.json"
+	ResultsFile = "results.json" // the raw results.Run
+	InputFile   = "input.json"   // plan, scenario, expectations: what `reef report` re-renders from
+	HTMLFile    = "report.html"
+	SweepFile   = "sweep.json"
+	FlowsCSV    = "flows.csv"  // per-flow time series
+	QueuesCSV   = "queues.csv" // per-port time series
+)
+
+// inputFile is input.json.
+type inputFile struct {
+	Experiment   string             `json:"experiment"`
+	Vars         map[string]string  `json:"vars,omitempty"`
+	Plan         *plan.Plan         `json:"plan"`
+	Scenario     *scenario.Scenario `json:"scenario"`
+	Expectations []expect.Spec      `json:"expectations"`
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// WriteRun writes a run directory: summary.json, the raw results (results.json, and the
+// time series as flows.csv and queues.csv), input.json (so `reef report` can recompute),
+// plots/*.png and *.svg, and report.html. run may be nil when the summary already holds
+// it (it always does when it came from Summarize).
+func WriteRun(dir string, s *Summary, run *results.Run) error {
+	if s == nil || s.in == nil {
+		return errors.New("report: WriteRun needs a summary made by Summarize")
+	}
+	if run == nil {
+		run = s.in.Run
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	specs := make([]expect.Spec, len(s.in.Expectations))
+	for i, x := range s.in.Expectations {
+		specs[i] = x.Spec
+	}
+	if err := writeJSON(filepath.Join(dir, InputFile), inputFile{s.in.Experiment, s.in.Vars, s.in.Plan, s.in.Scenario, specs}); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, ResultsFile), run); err != nil {
+		return err
+	}
+	if err := writeCSV(dir, run); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, SummaryFile), s); err != nil {
+		return err
+	}
+	figs, err := s.runFigures()
+	if err != nil {
+		return err
+	}
+	if err := writeFigures(dir, figs); err != nil {
+		return err
+	}
+	page, err := s.html(figs)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func writeCSV(dir string, run *results.Run) (err error) {
+	create := func(name string) (*os.File, *bufio.Writer, error) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return nil, nil, fmt.Errorf("report: %w", err)
+		}
+		return f, bufio.NewWriter(f), nil
+	}
+	finish := func(f *os.File, w *bufio.Writer) error {
+		return errors.Join(w.Flush(), f.Close())
+	}
+	f, w, err := create(FlowsCSV)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "flow,group,cc,t_us,acked_bytes,cwnd_bytes,rate_bps,rtt_us,fabric_delay_us,mpd_us,retransmits")
+	for _, fl := range run.Flows {
+		for _, s := range fl.Samples {
+			fmt.Fprintf(w, "%s,%s,%s,%s,%d,%d,%d,%s,%s,%s,%d\n", fl.Name, fl.Group, fl.CC, fmtUS(s.T.Microseconds()), s.Acked, s.Cwnd, s.Rate,
+				fmtUS(s.RTT.Microseconds()), fmtUS(s.FabricDelay.Microseconds()), fmtUS(s.MPD.Microseconds()), s.Retransmits)
+		}
+	}
+	if err := finish(f, w); err != nil {
+		return fmt.Errorf("report: %s: %w", FlowsCSV, err)
+	}
+	f, w, err = create(QueuesCSV)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "port,t_us,queue_bytes,queue_delay_us,tx_bytes,drops,marks")
+	for _, p := range run.Ports {
+		for _, s := range p.Samples {
+			fmt.Fprintf(w, "%s:%s,%s,%d,%s,%d,%d,%d\n", p.Switch, p.Name, fmtUS(s.T.Microseconds()), s.QueueBytes, fmtUS(s.QueueDelay.Microseconds()), s.TxBytes, s.Drops, s.Marks)
+		}
+	}
+	if err := finish(f, w); err != nil {
+		return fmt.Errorf("report: %s: %w", QueuesCSV, err)
+	}
+	return nil
+}
+
+func fmtUS(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// LoadRun reads a run directory's input.json and results.json back into an Input, with
+// the expectations parsed again.
+func LoadRun(dir string) (*Input, error) {
+	var in inputFile
+	if err := readJSON(filepath.Join(dir, InputFile), &in); err != nil {
+		return nil, err
+	}
+	run := &results.Run{}
+	if err := readJSON(filepath.Join(dir, ResultsFile), run); err != nil {
+		return nil, err
+	}
+	if in.Plan == nil || in.Scenario == nil {
+		return nil, fmt.Errorf("report: %s: missing plan or scenario", filepath.Join(dir, InputFile))
+	}
+	exps, err := expect.ParseAll(in.Expectations)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, InputFile), err)
+	}
+	return &Input{Experiment: in.Experiment, Vars: in.Vars, Plan: in.Plan, Scenario: in.Scenario, Run: run, Expectations: exps}, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadSummary reads summary.json from a run directory (or the file itself).
+func ReadSummary(path string) (*Summary, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, SummaryFile)
+	}
+	s := &Summary{}
+	if err := readJSON(path, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Rerender recomputes a run directory's summary, plots and report.html from its raw
+// results (LoadRun, SummarizeInput, WriteRun).
+func Rerender(dir string) (*Summary, error) {
+	in, err := LoadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := SummarizeInput(in)
+	if err != nil {
+		return nil, err
+	}
+	return s, WriteRun(dir, s, nil)
+}
+
+// RunEntry is one run of a sweep: its directory and its summary (from Summarize).
+type RunEntry struct {
+	Dir     string
+	Summary *Summary
+}
+
+// Sweep is sweep.json: the runs of a sweep and every expectation over them.
+type Sweep struct {
+	Experiment string     `json:"experiment"`
+	TimeScale  float64    `json:"time_scale"`
+	Runs       []SweepRun `json:"runs"`
+	// Expectations are each per-run check on every run it selects and each check that
+	// compares runs once per group of runs (see expect.Evaluate).
+	Expectations []expect.Result `json:"expectations"`
+	Pass         bool            `json:"pass"`
+}
+
+// SweepRun is one run's line in sweep.json.
+type SweepRun struct {
+	// Dir is the run directory relative to the sweep directory.
+	Dir           string            `json:"dir"`
+	Run           string            `json:"run"`
+	Vars          map[string]string `json:"vars"`
+	Backend       string            `json:"backend"`
+	Pass          bool              `json:"pass"`
+	Fidelity      string            `json:"fidelity"`
+	LatenessP99US float64           `json:"lateness_p99_us"`
+}
+
+// WriteSweep writes a sweep's combined report in dir: sweep.json, the sweep plots under
+// plots/ and report.html linking every run's own report. Each run should already be
+// written (WriteRun) in its Dir. Checks that compare runs are evaluated here; the
+// returned Sweep says whether every check held.
+func WriteSweep(dir string, runs []RunEntry) (*Sweep, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("report: a sweep needs at least one run")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	w := &Sweep{Pass: true}
+	var envs []*expect.Env
+	var sums []*Summary
+	for i, r := range runs {
+		s := r.Summary
+		if s == nil || s.env == nil || s.in == nil {
+			return nil, fmt.Errorf("report: sweep run %d (%s): want a summary made by Summarize", i, r.Dir)
+		}
+		if w.Experiment == "" {
+			w.Experiment, w.TimeScale = s.Experiment, s.TimeScale
+		}
+		rel := r.Dir
+		if ad, err := filepath.Abs(dir); err == nil {
+			if ar, err := filepath.Abs(r.Dir); err == nil {
+				if x, err := filepath.Rel(ad, ar); err == nil {
+					rel = x
+				}
+			}
+		}
+		w.Runs = append(w.Runs, SweepRun{Dir: filepath.ToSlash(rel), Run: s.Run, Vars: s.Vars, Backend: s.Backend,
+			Pass: s.Pass, Fidelity: s.Fidelity.Verdict, LatenessP99US: s.Fidelity.LatenessP99US})
+		envs = append(envs, s.env)
+		sums = append(sums, s)
+	}
+	w.Expectations = expect.Evaluate(runs[0].Summary.in.Expectations, envs)
+	for _, r := range w.Expectations {
+		w.Pass = w.Pass && r.Pass
+	}
+	if err := writeJSON(filepath.Join(dir, SweepFile), w); err != nil {
+		return nil, err
+	}
+	figs, err := sweepFigures(sums)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFigures(dir, figs); err != nil {
+		return nil, err
+	}
+	page, err := w.html(figs)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return w, nil
+}
+
+// RerenderSweep re-renders every run of the sweep in dir (listed in its sweep.json) and
+// then the sweep's own report.
+func RerenderSweep(dir string) (*Sweep, error) {
+	var old Sweep
+	if err := readJSON(filepath.Join(dir, SweepFile), &old); err != nil {
+		return nil, err
+	}
+	var runs []RunEntry
+	for _, r := range old.Runs {
+		rd := filepath.Join(dir, filepath.FromSlash(r.Dir))
+		s, err := Rerender(rd)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, RunEntry{Dir: rd, Summary: s})
+	}
+	return WriteSweep(dir, runs)
+}
