@@ -44,11 +44,11 @@ var funcs = template.FuncMap{
 		}
 		return *p
 	},
-	"vars":    func(v map[string]string) string { return expect.Result{Name: "", Vars: v}.Label() },
-	"paperUS": func(tau, us float64) float64 { return us / tau },
+	"vars":     func(v map[string]string) string { return expect.Result{Name: "", Vars: v}.Label() },
+	"paperUS":  func(tau, us float64) float64 { return us / tau },
 	"paperBps": func(tau, bps float64) float64 { return bps * tau },
-	"scaled":  func(tau float64) bool { return tau > 0 && tau != 1 },
-	"inc":     func(i int) int { return i + 1 },
+	"scaled":   func(tau float64) bool { return tau > 0 && tau != 1 },
+	"inc":      func(i int) int { return i + 1 },
 }
 
 const style = `
@@ -199,4 +199,3 @@ func (w *Sweep) html(figs []Figure) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
-
