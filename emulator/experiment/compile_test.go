@@ -130,3 +130,71 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 }
+
+const withWorkloads = `name: wl
+topology:
+  name: wl
+  defaults: {rate: 100Gbps, delay: 1us, buffer: 1MB, mtu: 1500}
+  generator: {kind: dumbbell, hosts: 4}
+time_scale: 100
+duration: 2ms
+defaults: {cc: xtest}
+workloads:
+  - {kind: poisson, cdf: websearch, load: 0.5, hosts: [left], receivers: [right]}
+  - {kind: poisson, size: 64KB, load: 0.2, group: fixed, senders: ["h1"], receivers: ["h[5-8]"]}
+  - {kind: incast, senders: [left], receivers: [h5, h6], size: 100KB, period: 500us, jitter: 10us}
+`
+
+// Random workloads are reproducible for a seed and change with it.
+func TestWorkloadsSeeded(t *testing.T) {
+	x, err := Parse("wl.yaml", []byte(withWorkloads))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := func(seed uint64) []scenario.Flow {
+		r, err := x.Compile(x.Points[0], CompileOptions{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Scenario.Flows
+	}
+	a, b, c := flows(1), flows(1), flows(2)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	jc, _ := json.Marshal(c)
+	if string(ja) != string(jb) {
+		t.Fatal("same seed, different workloads")
+	}
+	if string(ja) == string(jc) {
+		t.Fatal("a different seed left the random workloads unchanged")
+	}
+	groups := map[string]int{}
+	for _, f := range a {
+		groups[f.Group]++
+		switch f.Group {
+		case "poisson":
+			if f.Src > "h4" || f.Dst < "h5" {
+				t.Fatalf("poisson flow %s from %s to %s: want left → right", f.Name, f.Src, f.Dst)
+			}
+		case "fixed":
+			if f.Size != 64*units.Kilobyte || f.Src != "h1" {
+				t.Fatalf("fixed flow %+v", f)
+			}
+		case "incast":
+			if f.Size != 100*units.Kilobyte || f.Start >= 200*units.Millisecond {
+				t.Fatalf("incast flow %+v", f)
+			}
+		}
+	}
+	// incast: 4 rounds (2 ms / 500 µs) of 4 senders
+	if groups["incast"] != 16 || groups["poisson"] == 0 || groups["fixed"] == 0 {
+		t.Fatalf("groups %v", groups)
+	}
+	ids := map[uint32]bool{}
+	for _, f := range a {
+		if ids[f.ID] {
+			t.Fatalf("id %d twice", f.ID)
+		}
+		ids[f.ID] = true
+	}
+}

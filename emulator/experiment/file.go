@@ -165,15 +165,21 @@ type Workload struct {
 	CDF string `yaml:"cdf"`
 	// Load is the offered load as a fraction of each sender's NIC rate.
 	Load float64 `yaml:"load"`
-	// Hosts are the participating hosts ("all", a list, or glob patterns).
+	// Hosts are the participating hosts: names, glob patterns ("h*"), topology groups
+	// ("left", "pod1") or "all" (the default).
 	Hosts []string `yaml:"hosts"`
-	// Senders and Receiver for incast; Receivers lists rotating receivers.
+	// Senders and Receiver for incast (Receivers rotate per round); for poisson they
+	// narrow the sources and destinations (default: Hosts).
 	Senders   []string `yaml:"senders"`
 	Receiver  string   `yaml:"receiver"`
 	Receivers []string `yaml:"receivers"`
-	// Size is a fixed message size; Period the incast repetition period (paper units).
+	// Size is a fixed message size; Period the incast repetition period and Rounds the
+	// number of rounds (default: as many as fit before Stop, at least 1); Jitter spreads
+	// each sender's start uniformly over [0, Jitter) (paper units).
 	Size   units.Bytes `yaml:"size"`
 	Period units.Time  `yaml:"period"`
+	Rounds int         `yaml:"rounds"`
+	Jitter units.Time  `yaml:"jitter"`
 	// Start and Stop bound the arrivals (paper units; Stop 0 = end of run).
 	Start  units.Time `yaml:"start"`
 	Stop   units.Time `yaml:"stop"`
