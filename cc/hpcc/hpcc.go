@@ -44,8 +44,9 @@
 //     rate; the paper states no bounds.
 //   - The first ACK of a flow (and the first after a change in the number of INT hops, or
 //     after a timeout) only records the hops: there is no previous record to difference.
-//   - A hop whose timestamp did not advance since the previous record is skipped (its
-//     rate is undefined); an ACK with no usable hop changes nothing but the record.
+//   - A hop whose timestamp did not advance since the previous record, or whose byte
+//     counter went backwards, is skipped (its rate is undefined); an ACK with no usable
+//     hop changes nothing but the record.
 //   - Losses and timeouts do not change the window: HPCC assumes a lossless fabric and
 //     the paper gives no reaction. A timeout forgets the previous INT records.
 package hpcc
@@ -215,8 +216,8 @@ func (h *HPCC) measureInflight(hops []wire.Hop) (u, tau float64, ok bool) {
 		cur, old := &hops[i], &h.prev[i]
 		dt := float64(cur.TS - old.TS)
 		b := float64(cur.RateKbps) * 1e3
-		if dt <= 0 || b <= 0 {
-			continue
+		if dt <= 0 || b <= 0 || cur.TxBytes < old.TxBytes {
+			continue // no time passed, or the port's counter restarted
 		}
 		txRate := float64(cur.TxBytes-old.TxBytes) * 8e9 / dt // bit/s
 		q := min(cur.QLen, old.QLen)

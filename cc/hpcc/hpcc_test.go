@@ -212,6 +212,9 @@ func TestStaleHopSkipped(t *testing.T) {
 	c.ack(2, hop(3, 1000, 0))
 	c.wantU("no usable hop", 1)
 	c.wantWindow("no usable hop", testBDP)
+	c.advance(units.Microsecond)
+	c.ack(3, hop(4, 10, 0)) // the switch restarted its counter
+	c.wantU("counter went backwards", 1)
 }
 
 func TestTimeoutAndPathChangeReinitialise(t *testing.T) {

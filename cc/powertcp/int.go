@@ -61,8 +61,8 @@ func (c *PowerTCP) normPower(hops []wire.Hop) (norm, dt float64) {
 		cur, old := &hops[i], &c.prev[i]
 		d := float64(cur.TS - old.TS)
 		b := float64(cur.RateKbps) * 1e3 / 8e9 // bytes/ns
-		if d <= 0 || b <= 0 {
-			continue
+		if d <= 0 || b <= 0 || cur.TxBytes < old.TxBytes {
+			continue // no time passed, or the port's counter restarted
 		}
 		qdot := (float64(cur.QLen) - float64(old.QLen)) / d // bytes/ns
 		mu := float64(cur.TxBytes-old.TxBytes) / d          // bytes/ns
