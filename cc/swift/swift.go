@@ -32,6 +32,9 @@
 //     the raw RTT.
 //   - Loss is declared by the transport's time-based detector (RACK), not by three
 //     SACK holes; Swift's fast-recovery decrease applies at declaration.
+//   - PLB (off by default, Params.PLB) is the delay-based variant htsim uses: a round
+//     is congested when half its ACKs see delay ≥ target; the transport moves the flow
+//     to a new ECMP path (UDP source port) when Repath reports true.
 package swift
 
 import (
@@ -91,6 +94,15 @@ type Params struct {
 	// Delay selects the delay signal: "fabric" (default: cc.Feedback.FabricDelay) or
 	// "rtt" (the raw RTT sample).
 	Delay string `yaml:"delay"`
+	// PLB turns on Protective Load Balancing (Qureshi et al., SIGCOMM 2022), which the
+	// Poseidon paper runs with Swift in its op-latency experiments (§5.4, §5.5): after
+	// PLBRounds consecutive congested rounds (RTTs in which at least
+	// PLBCongestedFraction of the ACKs reported a delay at or above target), or on a
+	// timeout, the flow moves to a new path. Default off; rounds 5 (htsim: "~5-7 RTT"),
+	// fraction 0.5 (PLB paper's K).
+	PLB                  bool    `yaml:"plb"`
+	PLBRounds            int     `yaml:"plb_rounds"`
+	PLBCongestedFraction float64 `yaml:"plb_congested_fraction"`
 }
 
 // DefaultParams returns the defaults documented on Params.
@@ -99,6 +111,7 @@ func DefaultParams() *Params {
 		BaseTarget: 25 * units.Microsecond, HopScaling: units.Microsecond, FsRange: 100 * units.Microsecond,
 		FsMinCwnd: 0.1, FsMaxCwnd: 100, AI: 1, Beta: 0.8, MaxMDF: 0.5,
 		MinCwnd: 0.001, MaxCwnd: 1000, RetxResetThreshold: 5, Delay: "fabric",
+		PLBRounds: 5, PLBCongestedFraction: 0.5,
 	}
 }
 
@@ -129,6 +142,10 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("swift: retx_reset_threshold must be ≥ 1 (timeouts), got %d", p.RetxResetThreshold)
 	case p.Delay != "fabric" && p.Delay != "rtt":
 		return fmt.Errorf("swift: delay must be \"fabric\" or \"rtt\", got %q", p.Delay)
+	case p.PLB && p.PLBRounds < 1:
+		return fmt.Errorf("swift: plb_rounds must be ≥ 1 (RTTs), got %d", p.PLBRounds)
+	case p.PLB && !(p.PLBCongestedFraction > 0 && p.PLBCongestedFraction <= 1):
+		return fmt.Errorf("swift: plb_congested_fraction must be in (0, 1], got %g", p.PLBCongestedFraction)
 	}
 	return nil
 }
@@ -146,6 +163,13 @@ type Swift struct {
 	tLastDec units.Time
 	decDone  bool // a decrease has happened (tLastDec is valid)
 	retxCnt  int
+
+	// PLB: the current round ends when a packet numbered ≥ roundEnd is acknowledged.
+	roundEnd          uint64
+	roundAcks, roundC int // ACKs in the round, congested ones among them
+	congestedRounds   int
+	repath            bool
+	repaths           int
 }
 
 // New builds Swift for one flow.
@@ -214,6 +238,9 @@ func (s *Swift) OnFeedback(now units.Time, fb *cc.Feedback) {
 	prev := s.cwnd
 	s.retxCnt = 0
 	target := s.Target(hops)
+	if s.p.PLB {
+		s.plbRound(fb, delay >= target)
+	}
 	if delay < target {
 		acked := float64(fb.AckedBytes) / s.mss
 		if s.cwnd >= 1 {
@@ -242,6 +269,9 @@ func (s *Swift) OnLoss(now units.Time, lost units.Bytes) {
 func (s *Swift) OnTimeout(now units.Time) {
 	prev := s.cwnd
 	s.retxCnt++
+	if s.p.PLB {
+		s.repath, s.congestedRounds = true, 0 // PLB repaths on a timeout
+	}
 	if s.retxCnt >= s.p.RetxResetThreshold {
 		s.cwnd = s.p.MinCwnd
 	} else if s.canDecrease(now) {
@@ -261,3 +291,37 @@ func (s *Swift) Window() units.Bytes { return units.Bytes(s.cwnd * s.mss) }
 
 // Rate is 0: Swift is window-based (sub-packet pacing is the transport's).
 func (s *Swift) Rate() units.Rate { return 0 }
+
+// plbRound counts congested rounds for PLB.
+func (s *Swift) plbRound(fb *cc.Feedback, congested bool) {
+	s.roundAcks++
+	if congested {
+		s.roundC++
+	}
+	if fb.AckSeq < s.roundEnd {
+		return
+	}
+	if float64(s.roundC) >= s.p.PLBCongestedFraction*float64(s.roundAcks) {
+		s.congestedRounds++
+	} else {
+		s.congestedRounds = 0
+	}
+	if s.congestedRounds >= s.p.PLBRounds {
+		s.repath, s.congestedRounds = true, 0
+	}
+	s.roundEnd, s.roundAcks, s.roundC = fb.NextSeq, 0, 0
+}
+
+// Repath reports (once) that PLB wants the flow moved to another path; the transport
+// then changes the flow's source port.
+func (s *Swift) Repath() bool {
+	r := s.repath
+	s.repath = false
+	if r {
+		s.repaths++
+	}
+	return r
+}
+
+// Repaths is how many path changes PLB asked for.
+func (s *Swift) Repaths() int { return s.repaths }

@@ -215,3 +215,43 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("time scale 10: base_target %v fs_range %v (%v), want 250µs and 1ms", p.BaseTarget, p.FsRange, err)
 	}
 }
+
+func TestPLB(t *testing.T) {
+	// PLB (Qureshi et al. 2022, with Swift in Poseidon §5.4): after plb_rounds
+	// consecutive rounds in which ≥ half the ACKs saw delay ≥ target, move the flow.
+	c := newTest(t, 100, func(p *Params) { p.PLB = true })
+	round := func(seq uint64, delay units.Time) {
+		c.advance(100 * units.Microsecond)
+		c.s.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckSeq: seq, NextSeq: seq + 1,
+			RTT: delay, FabricDelay: delay})
+	}
+	for i := uint64(0); i < 4; i++ {
+		round(i, 200*units.Microsecond)
+		if c.s.Repath() {
+			t.Fatalf("repath after %d congested rounds, want 5", i+1)
+		}
+	}
+	round(4, 20*units.Microsecond) // an uncongested round resets the count
+	for i := uint64(5); i < 9; i++ {
+		round(i, 200*units.Microsecond)
+	}
+	if c.s.Repath() {
+		t.Fatal("repath after 4 congested rounds following a clean one")
+	}
+	round(9, 200*units.Microsecond)
+	if !c.s.Repath() || c.s.Repath() {
+		t.Error("the fifth consecutive congested round must ask for exactly one repath")
+	}
+	c.s.OnTimeout(c.now)
+	if !c.s.Repath() {
+		t.Error("a timeout must ask for a repath")
+	}
+	// Off by default.
+	c = newTest(t, 100, nil)
+	for i := uint64(0); i < 10; i++ {
+		round(i, 200*units.Microsecond)
+	}
+	if c.s.Repath() {
+		t.Error("repath with PLB off")
+	}
+}

@@ -85,10 +85,18 @@ const (
 	nTimers
 )
 
+// Repather is implemented by algorithms that can ask for a new path (Protective Load
+// Balancing). After every ACK and timeout the sender asks Repath; on true it moves the
+// flow to a new UDP source port, so ECMP hashes it onto another path.
+type Repather interface {
+	Repath() bool
+}
+
 // Sender is the sending side of one flow. Not safe for concurrent use.
 type Sender struct {
-	cfg SenderConfig
-	alg cc.Algorithm
+	cfg    SenderConfig
+	alg    cc.Algorithm
+	repath Repather // nil when the algorithm never repaths
 
 	totalPkts uint64 // 0 for long-lived flows
 	stopped   bool   // no new data (Stop)
@@ -138,6 +146,8 @@ type SenderStats struct {
 	PacketsSent, Retransmits, Spurious, Timeouts, Lost uint64
 	// AcksReceived counts ACKs processed; Malformed the packets dropped as malformed.
 	AcksReceived, Malformed uint64
+	// Repaths counts path changes the algorithm asked for (PLB).
+	Repaths uint64
 	// RTT estimates: the last sample, the minimum and the smoothed value.
 	LastRTT, MinRTT, SRTT units.Time
 	// FabricDelay and MPD (forward max-per-hop delay) from the last ACK.
@@ -152,6 +162,7 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 		return nil, err
 	}
 	s := &Sender{cfg: cfg, alg: cfg.Alg, rto: cfg.Tuning.InitRTO, reoMult: 1}
+	s.repath, _ = cfg.Alg.(Repather)
 	if cfg.Size > 0 {
 		s.totalPkts = uint64((cfg.Size + cfg.MSS - 1) / cfg.MSS)
 	}
@@ -212,6 +223,7 @@ func (s *Sender) HandleTimeout(now units.Time) {
 	if s.alg.Deadline() <= now {
 		s.alg.OnDeadline(now)
 	}
+	s.maybeRepath()
 }
 
 // HandlePacket processes a reef frame for this flow (an ACK or a CNP). Malformed or
@@ -254,4 +266,17 @@ func (s *Sender) payloadOf(seq uint64) units.Bytes {
 		return s.cfg.Size - units.Bytes(seq)*s.cfg.MSS
 	}
 	return s.cfg.MSS
+}
+
+// maybeRepath moves the flow to a new source port if the algorithm asks for it.
+func (s *Sender) maybeRepath() {
+	if s.repath == nil || !s.repath.Repath() {
+		return
+	}
+	s.stats.Repaths++
+	old := s.cfg.Addrs.SrcPort
+	for k := uint32(0); s.cfg.Addrs.SrcPort == old; k++ {
+		x := (s.cfg.FlowID*2654435761 ^ uint32(s.stats.Repaths+uint64(k))*2246822519) * 3266489917
+		s.cfg.Addrs.SrcPort = 49152 + uint16(x>>18)&0x3fff
+	}
 }

@@ -114,6 +114,7 @@ func (s *Sender) onAck(now units.Time, h *wire.Header, ackLen int) {
 	if lost > 0 {
 		s.alg.OnLoss(now, lost)
 	}
+	s.maybeRepath()
 	if s.totalPkts > 0 && s.una >= s.totalPkts && !s.done {
 		s.done, s.doneAt = true, now
 		s.timers = [nTimers]units.Time{units.Never, units.Never}

@@ -263,3 +263,33 @@ func FuzzReceiverHandlePacket(f *testing.F) {
 		q.r.PollTransmit(1000, q.buf)
 	})
 }
+
+type repathAlg struct {
+	fixedAlg
+	want bool
+}
+
+func (r *repathAlg) Repath() bool { w := r.want; r.want = false; return w }
+
+func TestRepathChangesSourcePort(t *testing.T) {
+	alg := &repathAlg{fixedAlg: fixedAlg{w: 10_000}}
+	s, err := NewSender(SenderConfig{FlowID: 9, Addrs: wire.Addrs{Src: addrA, Dst: addrB, SrcPort: 50000}, MSS: 1000,
+		LineRate: units.Gbps, Tuning: DefaultTuning(), Alg: alg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pairTest{t: t, s: s, r: NewReceiver(9, wire.Addrs{Src: addrB, Dst: addrA}), alg: &alg.fixedAlg, buf: make([]byte, 2000)}
+	port := func(frame []byte) uint16 { v, _ := wire.Classify(frame); return v.Key().SrcPort }
+	d := p.send()
+	if port(d) != 50000 {
+		t.Fatalf("source port %d, want 50000", port(d))
+	}
+	alg.want = true
+	p.ack(p.deliver(d))
+	if got := port(p.send()); got == 50000 || got < 49152 {
+		t.Errorf("after a repath request the source port is %d; want a new ephemeral port", got)
+	}
+	if s.Stats().Repaths != 1 {
+		t.Errorf("repaths %d, want 1", s.Stats().Repaths)
+	}
+}
