@@ -332,3 +332,20 @@ func TestCNPs(t *testing.T) {
 		t.Errorf("%d CNPs for a flow that asked for none", alg.CNPs)
 	}
 }
+
+func TestSubPacketWindowWithRate(t *testing.T) {
+	// A rate-based flow whose window is below one packet keeps one packet in flight.
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 25 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	mss := transport.MSS(1500, 0)
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Alg: &hosttest.Fixed{W: mss / 2, R: 500 * units.Mbps}, Stop: 5 * units.Millisecond})
+	for at := units.Microsecond; at < 5*units.Millisecond; at += 7 * units.Microsecond {
+		run(t, n, at)
+		if in := h0.FlowStats()[0].Inflight; in > mss {
+			t.Fatalf("at %v: %dB in flight with a window of %dB and a rate; want at most one packet", at, in, mss/2)
+		}
+	}
+	// One packet per RTT (≈ 100µs + serialisation): far below the 500Mbps rate.
+	if sent := h0.FlowStats()[0].PacketsSent; sent < 40 || sent > 50 {
+		t.Errorf("%d packets in 5ms, want ≈ one per RTT", sent)
+	}
+}

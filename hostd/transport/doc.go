@@ -31,8 +31,11 @@
 //
 // The sender never has more payload bytes in flight than cc.Algorithm.Window() and never
 // sends faster than Rate() (counted in frame bytes). When the window is below one MSS
-// (Swift's "cwnd < 1" mode) it sends one packet every srtt × MSS / window, regardless of
-// what is in flight.
+// and Rate() is 0 (Swift's "cwnd < 1" mode) it sends one packet every
+// srtt × MSS / window, regardless of what is in flight (baselines.md §3.1: "if cwnd < 1
+// pkt: send one packet every rtt/cwnd"); with a rate it keeps one packet in flight,
+// paced at the rate. A retransmission-timeout probe is the one packet allowed past the
+// window.
 //
 // # ACK policy
 //

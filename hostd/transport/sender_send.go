@@ -16,8 +16,12 @@ func (s *Sender) SendReadyAt() units.Time {
 	size := s.payloadOf(seq)
 	w := s.alg.Window()
 	subPacket := w < s.cfg.MSS
-	if !s.probe && !subPacket && s.inflight+size > w {
+	switch {
+	case s.probe:
+	case !subPacket && s.inflight+size > w:
 		return units.Never
+	case subPacket && s.alg.Rate() > 0 && s.inflight > 0:
+		return units.Never // a paced flow with a sub-packet window: one packet at a time
 	}
 	if !s.sentAny {
 		return s.notBefore
@@ -26,23 +30,18 @@ func (s *Sender) SendReadyAt() units.Time {
 }
 
 // gap is the pacing interval after the last frame: the algorithm's rate over the frame
-// bytes, and in sub-packet mode srtt × MSS / window.
+// bytes or, for a window below one MSS without a rate, srtt × MSS / window.
 func (s *Sender) gap(w units.Bytes, subPacket bool) units.Time {
-	var g units.Time
 	if r := s.alg.Rate(); r > 0 {
-		g = r.TxTime(units.Bytes(s.lastLen))
+		return r.TxTime(units.Bytes(s.lastLen))
 	}
-	if subPacket && !s.probe {
-		rtt := s.rttForPacing()
-		var sub units.Time
-		if w <= 0 {
-			sub = s.rto
-		} else {
-			sub = units.Time(float64(rtt) * float64(s.cfg.MSS) / float64(w))
-		}
-		g = max(g, sub)
+	if !subPacket || s.probe {
+		return 0
 	}
-	return g
+	if w <= 0 {
+		return s.rto
+	}
+	return units.Time(float64(s.rttForPacing()) * float64(s.cfg.MSS) / float64(w))
 }
 
 func (s *Sender) rttForPacing() units.Time {
