@@ -182,9 +182,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
 		}
 		v := &netlink.Veth{
-			LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: l.MTU, HardwareAddr: net.HardwareAddr(l.A.MAC[:]),
+			LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: l.MTU, HardwareAddr: ifaceMAC(l.A),
 				Namespace: netlink.NsFd(ha.fd), TxQLen: 1000},
-			PeerName: l.B.Iface, PeerMTU: uint32(l.MTU), PeerHardwareAddr: net.HardwareAddr(l.B.MAC[:]),
+			PeerName: l.B.Iface, PeerMTU: uint32(l.MTU), PeerHardwareAddr: ifaceMAC(l.B),
 			PeerNamespace: netlink.NsFd(hb.fd),
 		}
 		if err := netlink.LinkAdd(v); err != nil {
@@ -232,6 +232,20 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	log.Info("lab up", "lab", p.Lab, "hosts", len(p.Hosts), "switches", len(p.Switches),
 		"links", len(p.Links), "elapsed", time.Since(t0).Round(time.Millisecond))
 	return lab, nil
+}
+
+// ifaceMAC is the MAC an endpoint's interface gets. Hosts get the planner's MAC. A switch
+// port's interface gets a different one (bit 7 of byte 4 flipped): frames the switch's
+// neighbours address to the planner's MAC then reach the switch namespace's kernel stack
+// as PACKET_OTHERHOST, which drops them on its first check instead of routing them, while
+// switchd, whose AF_PACKET taps run before the stack, sees every frame and sends with the
+// planner's MAC.
+func ifaceMAC(e plan.Endpoint) net.HardwareAddr {
+	m := e.MAC
+	if !e.IsHost {
+		m[4] ^= 0x80
+	}
+	return net.HardwareAddr(m[:])
 }
 
 func checkPlan(p *plan.Plan) error {

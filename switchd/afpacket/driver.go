@@ -216,6 +216,12 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		}
 		d.step(now, perWake)
+		if d.stats.RealTime {
+			// Under SCHED_FIFO a daemon that always has work would never let another
+			// one of the same priority run on its CPU: give way after every batch (a
+			// no-op when nobody else waits).
+			_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
 		// Spin: while the next deadline is closer than Spin, poll rings and clock.
 		for d.cfg.Spin > 0 {
 			next := d.node.NextDeadline()

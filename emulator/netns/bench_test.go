@@ -1,0 +1,306 @@
+package netns
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"reef/emulator/plan"
+	"reef/wire"
+)
+
+// chainTopo is h1 – s1 – s2 – s3 – h2 with (practically) no rate limit: 1 Tbit/s links,
+// no propagation delay, deep buffers.
+const chainTopo = `name: %s
+defaults: {rate: 1000Gbps, delay: 0us, buffer: 10MB, mtu: 1500}
+nodes:
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+  - {name: s3, kind: switch}
+links:
+  - [h1, s1]
+  - [s1, s2]
+  - [s2, s3]
+  - [s3, h2]
+`
+
+// BenchmarkForwarding blasts UDP frames from h1 through three switches to h2, first
+// through reef's switchd daemons, then through the kernel's own IPv4 forwarding in the
+// same namespaces, and reports both packet rates and their ratio. Frames are counted as
+// they reach h2's interface (its rx counter); h2's MAC is changed so the frames stop
+// there (PACKET_OTHERHOST) and nothing answers.
+func BenchmarkForwarding(b *testing.B) {
+	needRoot(b)
+	for _, size := range []int{64, 1514} {
+		b.Run(fmt.Sprintf("frame=%dB", size), func(b *testing.B) {
+			name := labName("bf")
+			p := planFor(b, chainTopo, name)
+			lab := up(b, p, Options{})
+			const blast = time.Second
+			h1, err := openNS(lab.NS("h1"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h1.close()
+			h2, err := openNS(lab.NS("h2"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h2.close()
+			eth0, err := h2.nl.LinkByName("eth0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h2.nl.LinkSetHardwareAddr(eth0, net.HardwareAddr{0x02, 0xbe, 0xef, 0, 0, 1}); err != nil {
+				b.Fatal(err)
+			}
+			frame := blastFrame(p, size)
+
+			sent, got := blastAndCount(b, h1, h2, frame, blast)
+			reef := float64(got) / blast.Seconds()
+			b.Logf("switchd: offered %.0f pps, delivered %.0f pps", float64(sent)/blast.Seconds(), reef)
+
+			// Same namespaces, kernel forwarding instead of the daemons.
+			if err := kernelForwarding(lab); err != nil {
+				b.Fatal(err)
+			}
+			for _, sw := range []string{"s1", "s2", "s3"} {
+				if raw, err := os.ReadFile(lab.StatsPath(sw)); err == nil {
+					b.Logf("%s: %s", sw, summarize(raw))
+				}
+			}
+			sent, got = blastAndCount(b, h1, h2, frame, blast)
+			kernel := float64(got) / blast.Seconds()
+			b.Logf("kernel:  offered %.0f pps, delivered %.0f pps", float64(sent)/blast.Seconds(), kernel)
+			b.ReportMetric(reef, "switchd-pps")
+			b.ReportMetric(kernel, "kernel-pps")
+			if kernel > 0 {
+				b.ReportMetric(reef/kernel, "ratio")
+			}
+		})
+	}
+}
+
+// openNS opens a lab namespace with a netlink handle and an ethtool socket.
+func openNS(name string) (*nsHandle, error) {
+	fd, err := openNamed(name)
+	if err != nil {
+		return nil, err
+	}
+	h := &nsHandle{name: name, fd: fd}
+	if h.nl, err = netlink.NewHandleAt(vnetns.NsHandle(fd)); err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// blastFrame builds an Ethernet/IPv4/UDP frame of size bytes from h1 to h2.
+func blastFrame(p *plan.Plan, size int) []byte {
+	h1, _ := p.HostByName("h1")
+	h2, _ := p.HostByName("h2")
+	f := make([]byte, size)
+	copy(f[0:6], h1.Config.GatewayMAC[:])
+	copy(f[6:12], h1.Config.MAC[:])
+	binary.BigEndian.PutUint16(f[12:], wire.EtherTypeIPv4)
+	ip := f[14:34]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], uint16(size-14))
+	ip[8], ip[9] = 64, unix.IPPROTO_UDP
+	a, b := h1.Config.Addr.As4(), h2.Config.Addr.As4()
+	copy(ip[12:16], a[:])
+	copy(ip[16:20], b[:])
+	binary.BigEndian.PutUint16(ip[10:], wire.IPv4Checksum(ip))
+	udp := f[34:42]
+	binary.BigEndian.PutUint16(udp[0:], 9)
+	binary.BigEndian.PutUint16(udp[2:], 9)
+	binary.BigEndian.PutUint16(udp[4:], uint16(size-34))
+	return f
+}
+
+// blastAndCount writes frame on h1's eth0 as fast as one thread can for d and returns
+// how many it sent and how many reached h2's eth0 meanwhile (plus 50 ms to drain).
+func blastAndCount(b *testing.B, h1, h2 *nsHandle, frame []byte, d time.Duration) (sent, got uint64) {
+	b.Helper()
+	var fd int
+	err := inNetns(h1.fd, func() error {
+		var err error
+		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
+			return err
+		}
+		ifi, err := net.InterfaceByName("eth0")
+		if err != nil {
+			return err
+		}
+		_ = unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1)
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: ifi.Index})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(fd)
+	rx := func() uint64 {
+		l, err := h2.nl.LinkByName("eth0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return l.Attrs().Statistics.RxPackets
+	}
+	before := rx()
+	done := make(chan struct{})
+	go func() {
+		// One locked thread under SCHED_FIFO, so the offered load does not depend on
+		// what else the machine runs; below the switches' priority (10), so they
+		// preempt it and it offers what the CPUs they leave can send.
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 5}
+		_ = unix.SchedSetAttr(0, &attr, 0)
+		end := time.Now().Add(d)
+		for time.Now().Before(end) {
+			for range 64 {
+				if _, err := unix.Write(fd, frame); err == nil {
+					sent++
+				}
+			}
+		}
+		attr.Policy, attr.Priority = 0, 0 // SCHED_OTHER
+		_ = unix.SchedSetAttr(0, &attr, 0)
+	}()
+	<-done
+	time.Sleep(50 * time.Millisecond)
+	return sent, rx() - before
+}
+
+// kernelForwarding stops the lab's switch daemons and makes the kernel forward h1 → h2
+// instead: ip_forward on, the planner's MACs on the switch ports, and in every switch a
+// route to h2 out of the port toward it, with a permanent neighbour entry for the MAC
+// of the next hop on that port.
+func kernelForwarding(lab *Lab) error {
+	for _, d := range lab.State.Daemons {
+		_ = unix.Kill(d.Pid, unix.SIGTERM)
+	}
+	for _, d := range lab.State.Daemons {
+		for i := 0; i < 200 && unix.Kill(d.Pid, 0) == nil; i++ {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.Pid)); err == nil && len(b) > 0 && containsZombie(b) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	h2, _ := lab.Plan.HostByName("h2")
+	dst := &net.IPNet{IP: h2.Config.Addr.AsSlice(), Mask: net.CIDRMask(32, 32)}
+	for _, s := range lab.Plan.Switches {
+		h, err := openNS(lab.NS(s.Config.Name))
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer h.close()
+			if err := inNetns(h.fd, func() error {
+				for _, kv := range [][2]string{{"net.ipv4.ip_forward", "1"}, {"net.ipv4.conf.all.rp_filter", "0"},
+					{"net.ipv4.conf.default.rp_filter", "0"}, {"net.ipv4.conf.all.send_redirects", "0"}} {
+					if err := writeSysctl(kv[0], kv[1]); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			// The port toward h2 is the one the switch's own route for h2 uses.
+			port := -1
+			for _, r := range s.Config.Routes {
+				if r.Prefix.Contains(h2.Config.Addr) && len(r.Ports) > 0 {
+					port = r.Ports[0]
+				}
+			}
+			if port < 0 {
+				return fmt.Errorf("%s: no route to h2", s.Config.Name)
+			}
+			pc := s.Config.Ports[port]
+			l, err := h.nl.LinkByName(pc.Name)
+			if err != nil {
+				return err
+			}
+			// Give every port the planner's MAC back (Up sets another one so the
+			// kernel ignores frames switchd handles).
+			for _, q := range s.Config.Ports {
+				ql, err := h.nl.LinkByName(q.Name)
+				if err != nil {
+					return err
+				}
+				if err := h.nl.LinkSetHardwareAddr(ql, net.HardwareAddr(q.MAC[:])); err != nil {
+					return err
+				}
+			}
+			if err := h.nl.NeighSet(&netlink.Neigh{LinkIndex: l.Attrs().Index, Family: netlink.FAMILY_V4,
+				State: netlink.NUD_PERMANENT, IP: dst.IP, HardwareAddr: net.HardwareAddr(pc.PeerMAC[:])}); err != nil {
+				return err
+			}
+			return h.nl.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Dst: dst, Scope: netlink.SCOPE_LINK})
+		}()
+		if err != nil {
+			return fmt.Errorf("kernel forwarding in %s: %w", s.Config.Name, err)
+		}
+	}
+	return nil
+}
+
+func containsZombie(stat []byte) bool {
+	// /proc/pid/stat: "pid (comm) S ..." — the state follows the last ')'.
+	for i := len(stat) - 1; i >= 0; i-- {
+		if stat[i] == ')' {
+			return i+2 < len(stat) && stat[i+2] == 'Z'
+		}
+	}
+	return false
+}
+
+var _ = filepath.Join
+var _ = context.Background
+
+// summarize condenses a switchd stats file to the counters that explain a shortfall.
+func summarize(raw []byte) string {
+	var r struct {
+		Ports []struct {
+			Name                string
+			RxPackets, TxPackets uint64
+			Drops               []uint64
+			Lateness            struct{ P50, P99, Max string }
+		}
+		Driver struct {
+			Ports []struct {
+				RxFrames  uint64 `json:"rx_frames"`
+				RingDrops uint64 `json:"ring_drops"`
+				TxErrors  uint64 `json:"tx_errors"`
+			}
+			Wakeups    uint64 `json:"wakeups"`
+			TimerWakes uint64 `json:"timer_wakes"`
+		}
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return err.Error()
+	}
+	out := fmt.Sprintf("wakeups %d (timer %d)", r.Driver.Wakeups, r.Driver.TimerWakes)
+	for i, p := range r.Ports {
+		d := r.Driver.Ports[i]
+		out += fmt.Sprintf(" | %s rx %d tx %d drops %v ring-drops %d tx-err %d late p50 %s p99 %s",
+			p.Name, p.RxPackets, p.TxPackets, p.Drops, d.RingDrops, d.TxErrors, p.Lateness.P50, p.Lateness.P99)
+	}
+	return out
+}
