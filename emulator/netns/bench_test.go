@@ -1,13 +1,11 @@
 package netns
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -271,17 +269,15 @@ func containsZombie(stat []byte) bool {
 	return false
 }
 
-var _ = filepath.Join
-var _ = context.Background
 
 // summarize condenses a switchd stats file to the counters that explain a shortfall.
 func summarize(raw []byte) string {
 	var r struct {
 		Ports []struct {
-			Name                string
+			Name                 string
 			RxPackets, TxPackets uint64
-			Drops               []uint64
-			Lateness            struct{ P50, P99, Max string }
+			Drops                []uint64
+			Lateness             struct{ P50, P99, Max string }
 		}
 		Driver struct {
 			Ports []struct {
