@@ -60,11 +60,21 @@ func (s *Sender) peek() (uint64, bool) {
 	for s.retxHead < len(s.retxQ) {
 		q := s.retxQ[s.retxHead]
 		if q >= s.una && q < s.nxt && s.pkt(q).state == stLost {
+			if s.retxHead >= 256 && 2*s.retxHead >= len(s.retxQ) {
+				// Under persistent loss the queue never empties: drop the consumed
+				// prefix so it does not grow without bound.
+				n := copy(s.retxQ, s.retxQ[s.retxHead:])
+				s.retxQ, s.retxHead = s.retxQ[:n], 0
+			}
 			return q, true
 		}
 		s.retxHead++ // acknowledged meanwhile
 	}
 	s.retxQ, s.retxHead = s.retxQ[:0], 0
+	return s.peekNew()
+}
+
+func (s *Sender) peekNew() (uint64, bool) {
 	if s.stopped || (s.totalPkts > 0 && s.nxt >= s.totalPkts) {
 		return 0, false
 	}
