@@ -136,12 +136,33 @@ func writeCSV(dir string, run *results.Run) (err error) {
 
 func fmtUS(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// LoadRun reads a run directory's input.json and results.json back into an Input, with
-// the expectations parsed again.
+// LoadRun reads a run directory back into an Input, with the expectations parsed again:
+// from input.json and results.json as WriteRun leaves them, or, in a directory written
+// by other means, from plan.json, scenario.json and results.json, taking the experiment,
+// the sweep variables and the checks from its summary.json.
 func LoadRun(dir string) (*Input, error) {
 	var in inputFile
-	if err := readJSON(filepath.Join(dir, InputFile), &in); err != nil {
-		return nil, err
+	if _, err := os.Stat(filepath.Join(dir, InputFile)); err == nil {
+		if err := readJSON(filepath.Join(dir, InputFile), &in); err != nil {
+			return nil, err
+		}
+	} else {
+		in.Plan, in.Scenario = &plan.Plan{}, &scenario.Scenario{}
+		if err := readJSON(filepath.Join(dir, "plan.json"), in.Plan); err != nil {
+			return nil, err
+		}
+		if err := readJSON(filepath.Join(dir, "scenario.json"), in.Scenario); err != nil {
+			return nil, err
+		}
+		var old Summary
+		if err := readJSON(filepath.Join(dir, SummaryFile), &old); err == nil {
+			in.Experiment, in.Vars = old.Experiment, old.Vars
+			for _, r := range old.Expectations {
+				in.Expectations = append(in.Expectations, expect.Spec{Name: r.Name, Check: r.Check, Claim: r.Claim})
+			}
+		} else {
+			in.Experiment, in.Vars = ParseRunName(in.Scenario.Name)
+		}
 	}
 	run := &results.Run{}
 	if err := readJSON(filepath.Join(dir, ResultsFile), run); err != nil {
@@ -152,7 +173,7 @@ func LoadRun(dir string) (*Input, error) {
 	}
 	exps, err := expect.ParseAll(in.Expectations)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, InputFile), err)
+		return nil, fmt.Errorf("report: %s: %w", dir, err)
 	}
 	return &Input{Experiment: in.Experiment, Vars: in.Vars, Plan: in.Plan, Scenario: in.Scenario, Run: run, Expectations: exps}, nil
 }
@@ -299,4 +320,51 @@ func RerenderSweep(dir string) (*Sweep, error) {
 		runs = append(runs, RunEntry{Dir: rd, Summary: s})
 	}
 	return WriteSweep(dir, runs)
+}
+
+// RenderDir re-renders whatever dir holds: one run (it has results.json), or a sweep
+// (it has sweep.json, or sub-directories that hold runs, which are then rendered in name
+// order and combined). pass says whether every expectation held.
+func RenderDir(dir string) (pass bool, err error) {
+	if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+		s, err := Rerender(dir)
+		if err != nil {
+			return false, err
+		}
+		return s.Pass, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, SweepFile)); err == nil {
+		w, err := RerenderSweep(dir)
+		if err != nil {
+			return false, err
+		}
+		return w.Pass, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false, fmt.Errorf("report: %w", err)
+	}
+	var runs []RunEntry
+	for _, e := range ents {
+		sub := filepath.Join(dir, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(sub, ResultsFile)); err != nil {
+			continue
+		}
+		s, err := Rerender(sub)
+		if err != nil {
+			return false, err
+		}
+		runs = append(runs, RunEntry{Dir: sub, Summary: s})
+	}
+	if len(runs) == 0 {
+		return false, fmt.Errorf("report: %s holds no run (no %s in it or its sub-directories)", dir, ResultsFile)
+	}
+	w, err := WriteSweep(dir, runs)
+	if err != nil {
+		return false, err
+	}
+	return w.Pass, nil
 }

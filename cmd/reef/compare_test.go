@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"reef/emulator/report"
+)
+
+// writeSummary writes a summary.json with one long-lived flow and one busy port.
+func writeSummary(t *testing.T, dir string, goodput, qdelay float64) string {
+	t.Helper()
+	s := report.Summary{Experiment: "x", Run: "x", Backend: "sim",
+		Flows:  []report.Flow{{Name: "f1", Group: "g", GoodputBps: goodput, RTTUS: &report.Pct{Count: 1, P50: 10, P99: 20}}},
+		Queues: []report.Queue{{Name: "s1:p1", Utilisation: 0.9, QueueDelayUS: &report.Pct{Count: 1, Mean: qdelay, P50: qdelay, P99: qdelay}}},
+	}
+	b, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, report.SummaryFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestCompareExitStatus(t *testing.T) {
+	d := t.TempDir()
+	a := writeSummary(t, filepath.Join(d, "a"), 100e6, 50)
+	b := writeSummary(t, filepath.Join(d, "b"), 92e6, 56)
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"compare", a, b}, 0},
+		{[]string{"compare", a, b, "--max-goodput-diff", "10%"}, 0},     // 8% off
+		{[]string{"compare", a, b, "--max-goodput-diff", "0.05"}, 1},    // more than 5%
+		{[]string{"compare", a, b, "--max-queue-delay-diff", "10%"}, 1}, // 12% off
+		{[]string{"compare", a, b, "--max-queue-delay-diff", "15%", "--json"}, 0},
+		{[]string{"compare", a, b, "--max-goodput-diff", "ten"}, 2},
+		{[]string{"compare", a, filepath.Join(d, "missing")}, 2},
+	}
+	for _, tt := range tests {
+		if got := run(context.Background(), tt.args); got != tt.want {
+			t.Errorf("reef %v = exit %d, want %d", tt.args[3:], got, tt.want)
+		}
+	}
+}

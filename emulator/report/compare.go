@@ -1,0 +1,290 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Diff is one value in two runs: B − A absolutely and relative to A.
+type Diff struct {
+	A   float64 `json:"a"`
+	B   float64 `json:"b"`
+	Abs float64 `json:"abs"`
+	// Rel is (B − A) / |A|: 0 when both are 0, ±Inf when only A is 0, NaN when either
+	// value is missing.
+	Rel float64 `json:"rel"`
+}
+
+// MarshalJSON writes non-finite numbers (a difference relative to 0, a missing value) as
+// null.
+func (d Diff) MarshalJSON() ([]byte, error) {
+	f := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return []byte(fmt.Sprintf(`{"a":%s,"b":%s,"abs":%s,"rel":%s}`, f(d.A), f(d.B), f(d.Abs), f(d.Rel))), nil
+}
+
+func diff(a, b float64) Diff {
+	d := Diff{A: a, B: b, Abs: b - a}
+	switch {
+	case math.IsNaN(a) || math.IsNaN(b):
+		d.Rel = math.NaN()
+	case a == b:
+		d.Rel = 0
+	case a == 0:
+		d.Rel = math.Inf(int(math.Copysign(1, b)))
+	default:
+		d.Rel = (b - a) / math.Abs(a)
+	}
+	return d
+}
+
+// FlowDiff compares one flow of two runs (matched by name).
+type FlowDiff struct {
+	Name      string `json:"name"`
+	Group     string `json:"group"`
+	LongLived bool   `json:"long_lived"`
+	// Goodput in bit/s; RTT and FCT in µs.
+	Goodput Diff `json:"goodput_bps"`
+	RTTP50  Diff `json:"rtt_p50_us"`
+	RTTP99  Diff `json:"rtt_p99_us"`
+	FCT     Diff `json:"fct_us"`
+}
+
+// QueueDiff compares one port of two runs (matched by name); delays in µs.
+type QueueDiff struct {
+	Name        string `json:"name"`
+	Utilisation Diff   `json:"utilisation"`
+	DelayMean   Diff   `json:"queue_delay_mean_us"`
+	DelayP50    Diff   `json:"queue_delay_p50_us"`
+	DelayP99    Diff   `json:"queue_delay_p99_us"`
+	Drops       Diff   `json:"drops"`
+}
+
+// Comparison is run B against run A (the reference: sim against netns gives netns's
+// emulation error relative to sim when A is the sim run).
+type Comparison struct {
+	A      string      `json:"a"`
+	B      string      `json:"b"`
+	Flows  []FlowDiff  `json:"flows"`
+	Queues []QueueDiff `json:"queues"`
+	// OnlyA and OnlyB are flows or ports found in one run only.
+	OnlyA []string `json:"only_a,omitempty"`
+	OnlyB []string `json:"only_b,omitempty"`
+}
+
+// Compare matches flows and queues of a and b by name and computes their differences.
+func Compare(a, b *Summary) *Comparison {
+	c := &Comparison{A: label(a), B: label(b)}
+	bf := map[string]*Flow{}
+	for i := range b.Flows {
+		bf[b.Flows[i].Name] = &b.Flows[i]
+	}
+	seen := map[string]bool{}
+	for i := range a.Flows {
+		fa := &a.Flows[i]
+		fb, ok := bf[fa.Name]
+		if !ok {
+			c.OnlyA = append(c.OnlyA, "flow "+fa.Name)
+			continue
+		}
+		seen[fa.Name] = true
+		c.Flows = append(c.Flows, FlowDiff{Name: fa.Name, Group: fa.Group, LongLived: fa.SizeBytes == 0,
+			Goodput: diff(fa.GoodputBps, fb.GoodputBps),
+			RTTP50:  diff(pctField(fa.RTTUS, func(p *Pct) float64 { return p.P50 }), pctField(fb.RTTUS, func(p *Pct) float64 { return p.P50 })),
+			RTTP99:  diff(pctField(fa.RTTUS, func(p *Pct) float64 { return p.P99 }), pctField(fb.RTTUS, func(p *Pct) float64 { return p.P99 })),
+			FCT:     diff(optional(fa.FCTUS), optional(fb.FCTUS)),
+		})
+	}
+	for _, f := range b.Flows {
+		if !seen[f.Name] {
+			c.OnlyB = append(c.OnlyB, "flow "+f.Name)
+		}
+	}
+	bq := map[string]*Queue{}
+	for i := range b.Queues {
+		bq[b.Queues[i].Name] = &b.Queues[i]
+	}
+	seenQ := map[string]bool{}
+	for i := range a.Queues {
+		qa := &a.Queues[i]
+		qb, ok := bq[qa.Name]
+		if !ok {
+			c.OnlyA = append(c.OnlyA, "port "+qa.Name)
+			continue
+		}
+		seenQ[qa.Name] = true
+		get := func(q *Queue, f func(*Pct) float64) float64 {
+			if q.QueueDelayUS == nil {
+				return 0 // no samples: an empty queue
+			}
+			return f(q.QueueDelayUS)
+		}
+		c.Queues = append(c.Queues, QueueDiff{Name: qa.Name,
+			Utilisation: diff(qa.Utilisation, qb.Utilisation),
+			DelayMean:   diff(get(qa, func(p *Pct) float64 { return p.Mean }), get(qb, func(p *Pct) float64 { return p.Mean })),
+			DelayP50:    diff(get(qa, func(p *Pct) float64 { return p.P50 }), get(qb, func(p *Pct) float64 { return p.P50 })),
+			DelayP99:    diff(get(qa, func(p *Pct) float64 { return p.P99 }), get(qb, func(p *Pct) float64 { return p.P99 })),
+			Drops:       diff(float64(qa.Drops), float64(qb.Drops)),
+		})
+	}
+	for _, q := range b.Queues {
+		if !seenQ[q.Name] {
+			c.OnlyB = append(c.OnlyB, "port "+q.Name)
+		}
+	}
+	return c
+}
+
+func label(s *Summary) string {
+	l := s.Run
+	if l == "" {
+		l = s.Experiment
+	}
+	return fmt.Sprintf("%s (%s)", l, s.Backend)
+}
+
+func pctField(p *Pct, f func(*Pct) float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return f(p)
+}
+
+func optional(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// GoodputFlows are the flows the goodput limit applies to: the long-lived ones, or every
+// flow when there is none (a message's goodput mostly measures its FCT, compared apart).
+func (c *Comparison) GoodputFlows() []FlowDiff {
+	var out []FlowDiff
+	for _, f := range c.Flows {
+		if f.LongLived {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return c.Flows
+	}
+	return out
+}
+
+// MaxGoodputDiff is the largest |relative goodput difference| over GoodputFlows and the
+// flow it occurs on (0, "" when there are no flows).
+func (c *Comparison) MaxGoodputDiff() (float64, string) {
+	worst, name := 0.0, ""
+	for _, f := range c.GoodputFlows() {
+		r := math.Abs(f.Goodput.Rel)
+		if math.IsNaN(r) {
+			continue
+		}
+		if r > worst || name == "" {
+			worst, name = r, f.Name
+		}
+	}
+	return worst, name
+}
+
+// BusyQueueUtilisation is the utilisation (in run A) from which a port counts as a
+// bottleneck for MaxQueueDelayDiff.
+const BusyQueueUtilisation = 0.5
+
+// MaxQueueDelayDiff is the largest |relative difference| of mean queue delay over the
+// ports at least BusyQueueUtilisation busy in run A, and the port (0, "" when none).
+func (c *Comparison) MaxQueueDelayDiff() (float64, string) {
+	worst, name := 0.0, ""
+	for _, q := range c.Queues {
+		if q.Utilisation.A < BusyQueueUtilisation {
+			continue
+		}
+		r := math.Abs(q.DelayMean.Rel)
+		if math.IsNaN(r) {
+			continue
+		}
+		if r > worst || name == "" {
+			worst, name = r, q.Name
+		}
+	}
+	return worst, name
+}
+
+func fmtRel(r float64) string {
+	switch {
+	case math.IsNaN(r):
+		return "–"
+	case math.IsInf(r, 0):
+		return "∞"
+	}
+	return fmt.Sprintf("%+.1f%%", r*100)
+}
+
+func fmtVal(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	switch unit {
+	case "Mbps":
+		return fmt.Sprintf("%.2f", v/1e6)
+	case "us":
+		return fmt.Sprintf("%.1f", v)
+	case "%":
+		return fmt.Sprintf("%.1f", v*100)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func cols(d Diff, unit string) string {
+	return strings.Join([]string{fmtVal(d.A, unit), fmtVal(d.B, unit), fmtVal(d.Abs, unit), fmtRel(d.Rel)}, "\t")
+}
+
+// WriteText prints the comparison as aligned tables: per flow goodput (Mbit/s), RTT
+// p50/p99 and FCT (µs); per port utilisation (%), mean/p50/p99 queue delay (µs) and
+// drops. Each value shows A, B, B − A and the relative difference. Ports idle in both
+// runs are left out.
+func (c *Comparison) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "A = %s\nB = %s\n\n", c.A, c.B)
+	hdr := func(names ...string) string {
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, n+" A", "B", "Δ", "Δ%")
+		}
+		return strings.Join(parts, "\t")
+	}
+	fmt.Fprintf(tw, "FLOW\tGROUP\t%s\t\n", hdr("GOODPUT Mbit/s", "RTT p50 µs", "RTT p99 µs", "FCT µs"))
+	for _, f := range c.Flows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", f.Name, f.Group, cols(f.Goodput, "Mbps"), cols(f.RTTP50, "us"), cols(f.RTTP99, "us"), cols(f.FCT, "us"))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "PORT\t%s\t\n", hdr("UTIL %", "QDELAY mean µs", "QDELAY p50 µs", "QDELAY p99 µs", "DROPS"))
+	for _, q := range c.Queues {
+		if q.Utilisation.A == 0 && q.Utilisation.B == 0 && q.DelayP99.A == 0 && q.DelayP99.B == 0 && q.Drops.A == 0 && q.Drops.B == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Name, cols(q.Utilisation, "%"), cols(q.DelayMean, "us"), cols(q.DelayP50, "us"), cols(q.DelayP99, "us"), cols(q.Drops, ""))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	only := func(which string, names []string) {
+		if len(names) > 0 {
+			sort.Strings(names)
+			fmt.Fprintf(w, "\nonly in %s: %s\n", which, strings.Join(names, ", "))
+		}
+	}
+	only("A", c.OnlyA)
+	only("B", c.OnlyB)
+	return nil
+}

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"reef/emulator/expect"
+)
+
+func TestCompareRunDirs(t *testing.T) {
+	p := testPlan(t)
+	dir := t.TempDir()
+	write := func(name, backend string, goodA, goodB float64) string {
+		sc, run := testRun("exp", goodA, goodB)
+		run.Backend = backend
+		s, err := Summarize(p, sc, run, []*expect.Expectation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(dir, name)
+		if err := WriteRun(d, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// B: flow a at 0.95× (47.5 Mbps), b at 1.2× (30 Mbps).
+	da, db := write("sim", "sim", 1, 1), write("netns", "netns", 0.95, 1.2)
+	sa, err := ReadSummary(da)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := ReadSummary(filepath.Join(db, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare(sa, sb)
+	if len(c.Flows) != 3 || len(c.Queues) != 2 || len(c.OnlyA)+len(c.OnlyB) != 0 {
+		t.Fatalf("comparison = %+v", c)
+	}
+	a := c.Flows[0]
+	if a.Name != "a" || a.Goodput.A != 50e6 || a.Goodput.B != 47.5e6 || a.Goodput.Abs != -2.5e6 || !near(a.Goodput.Rel, -0.05) {
+		t.Errorf("flow a goodput = %+v", a.Goodput)
+	}
+	if !near(c.Flows[1].Goodput.Rel, 0.2) || a.RTTP50.Rel != 0 || !math.IsNaN(a.FCT.Rel) {
+		t.Errorf("flow b goodput %+v, a RTT %+v, a FCT %+v", c.Flows[1].Goodput, a.RTTP50, a.FCT)
+	}
+	// The goodput limit looks at the long-lived flows a and b: b is 20% off.
+	if d, f := c.MaxGoodputDiff(); !near(d, 0.2) || f != "b" {
+		t.Errorf("MaxGoodputDiff = %v, %s", d, f)
+	}
+	// s1:p3 is 75% busy, same queue in both runs.
+	if d, port := c.MaxQueueDelayDiff(); d != 0 || port != "s1:p3" {
+		t.Errorf("MaxQueueDelayDiff = %v, %s", d, port)
+	}
+	var txt bytes.Buffer
+	if err := c.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"exp (sim)", "exp (netns)", "47.50", "-5.0%", "+20.0%", "s1:p3"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+	if strings.Contains(txt.String(), "s2:p3") {
+		t.Errorf("text shows the idle port s2:p3:\n%s", txt.String())
+	}
+	b, err := json.Marshal(c)
+	if err != nil || !strings.Contains(string(b), `"rel":null`) {
+		t.Errorf("JSON = %s, %v", b, err)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	for _, tt := range []struct{ a, b, rel float64 }{
+		{100, 110, 0.1}, {100, 90, -0.1}, {0, 0, 0}, {-2, -1, 0.5}, {0, 5, math.Inf(1)},
+	} {
+		if d := diff(tt.a, tt.b); d.Rel != tt.rel && !near(d.Rel, tt.rel) {
+			t.Errorf("diff(%v, %v).Rel = %v, want %v", tt.a, tt.b, d.Rel, tt.rel)
+		}
+	}
+	if !math.IsNaN(diff(math.NaN(), 1).Rel) {
+		t.Error("a missing value gives a relative difference")
+	}
+}
