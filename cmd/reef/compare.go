@@ -113,4 +113,3 @@ func compareRun(cmd *cobra.Command, co *compareOptions, a, b string) error {
 	}
 	return nil
 }
-
