@@ -7,6 +7,7 @@ import (
 	_ "reef/cc/dctcp"
 	_ "reef/cc/hpcc"
 	_ "reef/cc/mswift"
+	_ "reef/cc/none"
 	_ "reef/cc/oscar"
 	_ "reef/cc/poseidon"
 	_ "reef/cc/powertcp"

@@ -1,0 +1,76 @@
+// Package none registers "none": no congestion control. The flow keeps as much in flight
+// as the transport allows and sends at the NIC's line rate, so only the fabric (tail drop
+// or PFC pauses) limits it. It is the "PFC only" baseline of TIMELY's Table 1 (RDMA over
+// a lossless fabric with no end-to-end control) and a reference for the others.
+//
+// Like every algorithm it never reads a clock and keeps no timers.
+package none
+
+import (
+	"fmt"
+
+	"reef/cc"
+	"reef/units"
+)
+
+// Params configure "none".
+type Params struct {
+	// MaxWindow caps the bytes in flight; 0 means no cap (the transport's own limits
+	// apply). Default 0.
+	MaxWindow units.Bytes `yaml:"max_window"`
+}
+
+// Validate names the first bad field.
+func (p *Params) Validate() error {
+	if p.MaxWindow < 0 {
+		return fmt.Errorf("none: max_window must be ≥ 0 bytes (0 = no cap), got %v", p.MaxWindow)
+	}
+	return nil
+}
+
+func init() {
+	cc.Register(cc.Spec{
+		Name:     "none",
+		Doc:      "no congestion control: line rate, unlimited window (the PFC-only baseline)",
+		Defaults: func() cc.Params { return &Params{} },
+		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
+			pp, ok := p.(*Params)
+			if !ok {
+				return nil, fmt.Errorf("none: params of type %T, want *none.Params", p)
+			}
+			return &None{window: pp.MaxWindow}, nil
+		},
+	})
+}
+
+// None is the algorithm: it ignores every signal.
+type None struct{ window units.Bytes }
+
+// OnSend does nothing.
+func (n *None) OnSend(units.Time, uint64, units.Bytes) {}
+
+// OnFeedback does nothing.
+func (n *None) OnFeedback(units.Time, *cc.Feedback) {}
+
+// OnLoss does nothing.
+func (n *None) OnLoss(units.Time, units.Bytes) {}
+
+// OnTimeout does nothing.
+func (n *None) OnTimeout(units.Time) {}
+
+// Deadline is Never: no timers.
+func (n *None) Deadline() units.Time { return units.Never }
+
+// OnDeadline does nothing.
+func (n *None) OnDeadline(units.Time) {}
+
+// Window is the configured cap, or unlimited.
+func (n *None) Window() units.Bytes {
+	if n.window > 0 {
+		return n.window
+	}
+	return units.MaxBytes
+}
+
+// Rate is 0: paced only by the NIC.
+func (n *None) Rate() units.Rate { return 0 }
