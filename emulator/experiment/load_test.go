@@ -108,8 +108,14 @@ func TestParseSweep(t *testing.T) {
 	if pp.(*testParams).Gain != 1 {
 		t.Fatalf("ytest gain %v, want default 1", pp.(*testParams).Gain)
 	}
-	if g := f.Flows[1].host("b{i+3}", 2); g != "b5" {
-		t.Fatalf("host template {i+3} at 2 = %q", g)
+	for _, tc := range []struct {
+		tmpl string
+		i    int
+		want string
+	}{{"b{i+3}", 2, "b5"}, {"h{i%10}", 14, "h4"}, {"h{i%10}", 10, "h10"}, {"h{i%4+2}", 5, "h3"}, {"x{i-1}y", 1, "x0y"}} {
+		if g := f.Flows[1].host(tc.tmpl, tc.i); g != tc.want {
+			t.Errorf("host template %s at %d = %q, want %q", tc.tmpl, tc.i, g, tc.want)
+		}
 	}
 	if len(x.Points[0].File.Switches) != 2 || x.Points[0].File.Switches[0].Pattern != "*" {
 		t.Fatalf("switches order lost: %+v", x.Points[0].File.Switches)

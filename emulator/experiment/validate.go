@@ -285,16 +285,24 @@ func (fl *FlowSpec) names() []string {
 	return out
 }
 
-var indexRe = regexp.MustCompile(`\{i([+-]\d+)?\}`)
+var indexRe = regexp.MustCompile(`\{i(%\d+)?([+-]\d+)?\}`)
 
-// host substitutes {i} (or {i+K}, {i-K}) in a group's host names with the flow's
-// 1-based index (plus K).
+// host substitutes a group's index into a host name: {i} is the flow's 1-based index,
+// {i+K} adds K, and {i%N} cycles 1…N ({i%N+K} adds K after cycling), so
+// src: "h{i%10}" spreads 40 flows over h1…h10, four each.
 func (fl *FlowSpec) host(h string, i int) string {
 	return indexRe.ReplaceAllStringFunc(h, func(m string) string {
-		k := 0
-		if len(m) > 3 {
-			k, _ = strconv.Atoi(m[2 : len(m)-1])
+		sub := indexRe.FindStringSubmatch(m)
+		v := i
+		if sub[1] != "" {
+			if n, _ := strconv.Atoi(sub[1][1:]); n > 0 {
+				v = (i-1)%n + 1
+			}
 		}
-		return strconv.Itoa(i + k)
+		if sub[2] != "" {
+			k, _ := strconv.Atoi(sub[2])
+			v += k
+		}
+		return strconv.Itoa(v)
 	})
 }
