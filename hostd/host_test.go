@@ -109,14 +109,14 @@ func TestLossEveryTenthPacket(t *testing.T) {
 }
 
 func TestReorderingWithoutLossRetransmitsNothing(t *testing.T) {
-	// Spraying over paths whose delays differ by up to 30µs: packets overtake several
-	// others, so three duplicate ACKs would fire constantly.
+	// Spraying over paths whose delays differ by up to 50µs (half the RTT): a packet is
+	// overtaken by up to four others, so three duplicate ACKs would fire constantly.
 	var n *hosttest.Net
 	cfg := hosttest.Config{Delay: 20 * units.Microsecond, Seed: 1, Jitter: func(now units.Time, v wire.View) units.Time {
 		if v.Type() != wire.TypeData {
 			return 0
 		}
-		return units.Time(n.Rand.Int64N(int64(30 * units.Microsecond)))
+		return units.Time(n.Rand.Int64N(int64(50 * units.Microsecond)))
 	}}
 	n, h0, h1 := pair(t, cfg, units.Gbps, hosttest.Port{Rate: units.Gbps})
 	const size = 3_000_000
@@ -130,6 +130,43 @@ func TestReorderingWithoutLossRetransmitsNothing(t *testing.T) {
 	if fs.Retransmits != 0 || r.Duplicates != 0 {
 		t.Errorf("reordering without loss: %d retransmits, %d duplicates; want 0 (dupACKs are not loss)", fs.Retransmits, r.Duplicates)
 	}
+}
+
+func TestDupThreshUnderReordering(t *testing.T) {
+	// With classic hole detection (dup_thresh 3, the MSwift paper's Swift baseline)
+	// reordering by up to eight packets causes spurious retransmissions, and they are
+	// recognised as such.
+	var n *hosttest.Net
+	cfg := hosttest.Config{Delay: 20 * units.Microsecond, Seed: 1, Jitter: func(now units.Time, v wire.View) units.Time {
+		if v.Type() != wire.TypeData {
+			return 0
+		}
+		return units.Time(n.Rand.Int64N(int64(100 * units.Microsecond)))
+	}}
+	n = hosttest.New(cfg)
+	tun := transport.DefaultTuning()
+	tun.DupThresh = 3
+	_, h0, err := n.AddHost(units.Gbps, hosttest.Port{Rate: units.Gbps}, hostd.Options{Tuning: tun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h1, err := n.AddHost(units.Gbps, hosttest.Port{Rate: units.Gbps}, hostd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 3_000_000
+	alg := &hosttest.Fixed{W: 30_000}
+	addFlow(t, h0, hostd.FlowSpec{ID: 3, Dst: h1.Config().Addr, Size: size, Alg: alg})
+	run(t, n, units.Second)
+	wantDelivered(t, "reordered path delivers every byte", h1, size)
+	fs := h0.FlowStats()[0]
+	if fs.Retransmits < 50 || alg.LostBytes == 0 {
+		t.Errorf("dup_thresh 3 under 100µs of reordering: %d retransmits; want many (spraying looks like loss)", fs.Retransmits)
+	}
+	if fs.Spurious == 0 || fs.Spurious > fs.Retransmits {
+		t.Errorf("%d spurious of %d retransmits: every one is spurious (no loss), most detectable", fs.Spurious, fs.Retransmits)
+	}
+	t.Logf("retransmits %d, spurious %d", fs.Retransmits, fs.Spurious)
 }
 
 func TestRTOBackoff(t *testing.T) {

@@ -58,6 +58,8 @@ type Output struct {
 	// Stats are host-wide counters; Driver the I/O driver's, incl. timer lateness.
 	Stats  hostd.HostStats `json:"stats"`
 	Driver afpacket.Stats  `json:"driver"`
+	// Lateness is how late the driver released the NIC's frames (now − Due at Poll).
+	Lateness results.Lateness `json:"lateness"`
 }
 
 // ReadJob reads a job file.
@@ -73,13 +75,20 @@ func ReadJob(path string) (*Job, error) {
 	return &j, nil
 }
 
-// nodeAdapter lets the switch driver drive a host (one port).
-type nodeAdapter struct{ h *hostd.Host }
+// nodeAdapter lets the switch driver drive a host (one port) and records how late each
+// frame was released.
+type nodeAdapter struct {
+	h    *hostd.Host
+	late *lateness
+}
 
 func (a nodeAdapter) Receive(now units.Time, port int, frame []byte) { a.h.Receive(now, port, frame) }
 func (a nodeAdapter) NextDeadline() units.Time                       { return a.h.NextDeadline() }
 func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
 	o, ok := a.h.Poll(now)
+	if ok {
+		a.late.add(now - o.Due)
+	}
 	return switchd.Out{Port: o.Port, Frame: o.Frame, Due: o.Due}, ok
 }
 
@@ -134,7 +143,8 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	drv, err := afpacket.Open(nodeAdapter{h}, afpacket.Config{
+	late := new(lateness)
+	drv, err := afpacket.Open(nodeAdapter{h, late}, afpacket.Config{
 		Ports: []string{job.Host.Iface},
 		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
 		// shapes the kernel's own traffic (ping, iperf3).
@@ -162,6 +172,7 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 	sample(now)
 	finish(out, h)
 	out.Driver = drv.Stats()
+	out.Lateness = late.summary()
 	return out, nil
 }
 

@@ -22,6 +22,11 @@ type Tuning struct {
 	MinReorderWindow units.Time `yaml:"min_reorder_window" json:"min_reorder_window"`
 	// NoECT sends data packets Not-ECT (switches then cannot mark them). Default: ECT(0).
 	NoECT bool `yaml:"no_ect" json:"no_ect"`
+	// DupThresh, when > 0, adds classic hole detection beside RACK: a packet (first
+	// transmission) is also lost once DupThresh packets numbered above it have been
+	// acknowledged. 3 reproduces the Swift baseline of the MSwift paper (mswift.md §3.4:
+	// spurious retransmissions under spraying); 0 (default) leaves only RACK.
+	DupThresh int `yaml:"dup_thresh" json:"dup_thresh"`
 }
 
 // DefaultTuning returns the defaults documented on Tuning.
@@ -48,6 +53,8 @@ func (t Tuning) Validate() error {
 		return fmt.Errorf("transport: reorder_fraction must be ≥ 0 (fraction of srtt), got %g", t.ReorderFraction)
 	case t.MinReorderWindow < 0:
 		return fmt.Errorf("transport: min_reorder_window must be ≥ 0, got %v", t.MinReorderWindow)
+	case t.DupThresh < 0:
+		return fmt.Errorf("transport: dup_thresh must be ≥ 0 (packets; 0 = off), got %d", t.DupThresh)
 	}
 	return nil
 }

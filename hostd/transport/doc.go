@@ -26,6 +26,9 @@
 // grows each time a spurious retransmission is detected. A retransmission timeout (RTO,
 // RFC 6298 estimator with MinRTO and exponential backoff) re-sends the oldest packet in
 // flight, even past the window; the ACK of that probe lets RACK recover the rest.
+// Tuning.DupThresh optionally adds classic hole detection (a packet is lost once that
+// many later packets are acknowledged), for baselines that must behave like
+// SACK-based Swift under spraying.
 //
 // # Window and pacing
 //

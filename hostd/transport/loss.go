@@ -1,6 +1,10 @@
 package transport
 
-import "reef/units"
+import (
+	"slices"
+
+	"reef/units"
+)
 
 // reorderWindow is how much later than expected a packet may be acknowledged before it
 // is declared lost: max(MinReorderWindow, mult × ReorderFraction × srtt), at most srtt
@@ -45,6 +49,32 @@ func (s *Sender) detectLoss(now units.Time) units.Bytes {
 		}
 	}
 	s.timers[timerRACK] = next
+	if d := s.cfg.Tuning.DupThresh; d > 0 {
+		lost += s.detectHoles(d)
+	}
+	return lost
+}
+
+// detectHoles declares lost every first-transmission packet in flight with at least d
+// acknowledged packets numbered above it (mswift.md §3.4 "sender hole detection").
+func (s *Sender) detectHoles(d int) units.Bytes {
+	var lost units.Bytes
+	above := 0
+	first := len(s.retxQ)
+	for q := s.high; q > s.una; q-- {
+		p := s.pkt(q - 1)
+		switch {
+		case p.state == stAcked:
+			above++
+		case p.state == stInflight && p.retx == 0 && above >= d:
+			p.state = stLost
+			s.inflight -= units.Bytes(p.size)
+			s.retxQ = append(s.retxQ, q-1)
+			lost += units.Bytes(p.size)
+			s.stats.Lost++
+		}
+	}
+	slices.Reverse(s.retxQ[first:]) // retransmit in packet order
 	return lost
 }
 

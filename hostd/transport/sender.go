@@ -106,6 +106,7 @@ type Sender struct {
 	mask uint64
 	una  uint64 // lowest packet not yet acknowledged
 	nxt  uint64 // next new packet number
+	high uint64 // one above the highest packet acknowledged
 
 	inflight units.Bytes
 	retxQ    []uint64 // packets declared lost, in order of declaration

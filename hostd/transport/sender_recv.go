@@ -26,6 +26,7 @@ func (s *Sender) ackPkt(now units.Time, q uint64, t *ackTally) {
 		return
 	}
 	p.state = stAcked
+	s.high = max(s.high, q+1)
 	t.bytes += units.Bytes(p.size)
 	t.pkts++
 	if p.retx == 0 && p.sent > s.rackXmit {
