@@ -393,8 +393,10 @@ func TestStressLossReorderManyFlows(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		var n *hosttest.Net
 		cfg := hosttest.Config{Delay: 10 * units.Microsecond, Seed: seed,
-			Drop:   func(now units.Time, v wire.View) bool { return n.Rand.IntN(50) == 0 },
-			Jitter: func(now units.Time, v wire.View) units.Time { return units.Time(n.Rand.Int64N(int64(40 * units.Microsecond))) },
+			Drop: func(now units.Time, v wire.View) bool { return n.Rand.IntN(50) == 0 },
+			Jitter: func(now units.Time, v wire.View) units.Time {
+				return units.Time(n.Rand.Int64N(int64(40 * units.Microsecond)))
+			},
 		}
 		n = hosttest.New(cfg)
 		var hosts []*hostd.Host
