@@ -162,7 +162,9 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: cfg, alg: cfg.Alg, rto: cfg.Tuning.InitRTO, reoMult: 1}
+	// Before the first sample the timeout is InitRTO, but at least three base RTTs.
+	rto0 := min(max(cfg.Tuning.InitRTO, 3*cfg.InitRTT), cfg.Tuning.MaxRTO)
+	s := &Sender{cfg: cfg, alg: cfg.Alg, rto: rto0, reoMult: 1}
 	s.repath, _ = cfg.Alg.(Repather)
 	if cfg.Size > 0 {
 		s.totalPkts = uint64((cfg.Size + cfg.MSS - 1) / cfg.MSS)

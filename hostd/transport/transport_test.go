@@ -293,3 +293,13 @@ func TestRepathChangesSourcePort(t *testing.T) {
 		t.Errorf("repaths %d, want 1", s.Stats().Repaths)
 	}
 }
+
+func TestTuningScales(t *testing.T) {
+	tun := DefaultTuning()
+	if err := cc.ScaleParams(&tun, 10); err != nil {
+		t.Fatal(err)
+	}
+	if tun.MinRTO != units.Millisecond || tun.InitRTO != 10*units.Millisecond || tun.ReorderFraction != 0.5 {
+		t.Errorf("scaled ×10: %+v; want times ×10, fractions unchanged", tun)
+	}
+}
