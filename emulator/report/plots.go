@@ -317,6 +317,12 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 				}
 			}
 		}
+		checks := map[string]string{}
+		for _, s := range sums {
+			for _, r := range s.Expectations {
+				checks[r.Name] = r.Check
+			}
+		}
 		for _, name := range order {
 			get := func(s *Summary) (v, b float64, unit string, ok bool) {
 				for _, r := range s.Expectations {
@@ -327,7 +333,7 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 				return 0, 0, "", false
 			}
 			f, ok, err := sweepFigure(sums, x, "sweep-"+slug(name)+"-vs-"+slug(x),
-				fmt.Sprintf("%s against %s", name, x),
+				fmt.Sprintf("%s: %s, against %s", name, checks[name], x),
 				fmt.Sprintf("The value of expectation %q (solid) and its bound (dashed) against %s, one line per algorithm.", name, x),
 				get)
 			if err != nil {
@@ -446,6 +452,7 @@ func sweepFigure(sums []*Summary, x, name, title, caption string, get func(*Summ
 	}
 	scale, ylabel := unitScale(unit)
 	p := newPlot(title, x, ylabel)
+	boundShown := false
 	for k, key := range keysOf(lines) {
 		pts := lines[key]
 		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
@@ -470,7 +477,11 @@ func sweepFigure(sums []*Summary, x, name, title, caption string, get func(*Summ
 		p.Add(l, s)
 		p.Legend.Add(label, l, s)
 		if len(bs) > 0 {
-			if err := line(p, bs, k, true, ""); err != nil {
+			bl := ""
+			if !boundShown {
+				bl, boundShown = "bound (dashed)", true
+			}
+			if err := line(p, bs, k, true, bl); err != nil {
 				return Figure{}, false, err
 			}
 		}

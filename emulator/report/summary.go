@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"reef/emulator/expect"
+	"reef/hostd/transport"
 	"reef/emulator/metrics"
 	"reef/emulator/plan"
 	"reef/emulator/results"
@@ -107,12 +108,16 @@ type Flow struct {
 	// SizeBytes is the message size (0: long-lived).
 	SizeBytes int64   `json:"size_bytes,omitempty"`
 	StartUS   float64 `json:"start_us"`
-	// GoodputBps is over the flow's active part of the window; FairShareBps the max-min
-	// oracle's share over the same time (time-weighted when the set of flows changes);
-	// ShareRatio their quotient.
-	GoodputBps   float64 `json:"goodput_bps"`
-	FairShareBps float64 `json:"fair_share_bps"`
-	ShareRatio   float64 `json:"share_ratio"`
+	// GoodputBps is over the flow's active part of the window. FairShareWireBps is the
+	// max-min oracle's share of link capacity over the same time (time-weighted when the
+	// set of flows changes); FairShareBps is that share as goodput: times the payload
+	// efficiency of the flow's full-size packets (MSS over frame bytes, see
+	// PayloadEfficiency), so a flow alone on its path has a ShareRatio near 1.
+	// ShareRatio is GoodputBps / FairShareBps.
+	GoodputBps       float64 `json:"goodput_bps"`
+	FairShareBps     float64 `json:"fair_share_bps"`
+	FairShareWireBps float64 `json:"fair_share_wire_bps"`
+	ShareRatio       float64 `json:"share_ratio"`
 	LineRateBps  float64 `json:"line_rate_bps"`
 	// RTTUS summarises the sampled RTTs in the window, in µs.
 	RTTUS *Pct `json:"rtt_us,omitempty"`
@@ -422,9 +427,16 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		if b > a {
 			fl.GoodputBps = float64(metrics.Goodput(f.Start, f.Samples, a, b))
 		}
+		intHops := 0
+		if sf := byID[f.ID]; sf != nil {
+			intHops = sf.INTHops
+		}
+		eff := PayloadEfficiency(mtu, intHops)
+		fl.FairShareWireBps = math.Round(share)
+		share *= eff
 		fl.FairShareBps = math.Round(share)
-		if share > 0 {
-			fl.ShareRatio = fl.GoodputBps / share
+		if fl.FairShareBps > 0 {
+			fl.ShareRatio = fl.GoodputBps / fl.FairShareBps
 		}
 		ef.Goodput, ef.FairShare = units.Rate(fl.GoodputBps), units.Rate(fl.FairShareBps)
 		var rtts []float64
@@ -455,7 +467,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		// interval, 4 base RTTs), with the fair share at each point.
 		win := max(sc.SampleInterval, 4*base)
 		for _, pt := range metrics.RateSeries(f.Start, f.Samples, win) {
-			pt.Share = shareAt(i, pt.T)
+			pt.Share = shareAt(i, pt.T) * eff
 			ef.Series = append(ef.Series, pt)
 		}
 		fl.GoodputBpsPaper, fl.FairShareBpsPaper = s.paperRate(fl.GoodputBps), s.paperRate(fl.FairShareBps)
@@ -467,6 +479,17 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		env.Flows = append(env.Flows, ef)
 	}
 	return nil
+}
+
+// PayloadEfficiency is the fraction of a full-size data frame that is payload, for an
+// IP MTU of mtu bytes and intHops INT slots: transport.MSS over its frame length. It
+// turns a share of link capacity into the goodput it can carry.
+func PayloadEfficiency(mtu, intHops int) float64 {
+	mss := transport.MSS(mtu, intHops)
+	if mss <= 0 {
+		return 1
+	}
+	return float64(mss) / float64(transport.DataFrameLen(mss, intHops))
 }
 
 func b2i(b bool) int {
