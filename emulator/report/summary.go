@@ -27,11 +27,11 @@ import (
 	"strings"
 
 	"reef/emulator/expect"
-	"reef/hostd/transport"
 	"reef/emulator/metrics"
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
+	"reef/hostd/transport"
 	"reef/units"
 )
 
@@ -118,7 +118,7 @@ type Flow struct {
 	FairShareBps     float64 `json:"fair_share_bps"`
 	FairShareWireBps float64 `json:"fair_share_wire_bps"`
 	ShareRatio       float64 `json:"share_ratio"`
-	LineRateBps  float64 `json:"line_rate_bps"`
+	LineRateBps      float64 `json:"line_rate_bps"`
 	// RTTUS summarises the sampled RTTs in the window, in µs.
 	RTTUS *Pct `json:"rtt_us,omitempty"`
 	// FCTUS is the completion time of a finished sized flow, IdealFCTUS the same alone on
