@@ -269,7 +269,6 @@ func containsZombie(stat []byte) bool {
 	return false
 }
 
-
 // summarize condenses a switchd stats file to the counters that explain a shortfall.
 func summarize(raw []byte) string {
 	var r struct {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -208,24 +209,34 @@ func Command(ctx context.Context, lab, node string, argv ...string) (*exec.Cmd, 
 	return nil, fmt.Errorf("netns: lab %q has no node %q; nodes: %s", lab, node, strings.Join(names, " "))
 }
 
-// FindSwitchd returns the switchd binary Up launches: $REEF_SWITCHD if set, else a
-// switchd next to the running executable, else one built with `go build reef/cmd/switchd`
-// into $XDG_CACHE_HOME/reef (or ~/.cache/reef) from the reef module containing the
-// working directory.
-func FindSwitchd() (string, error) {
-	if p := os.Getenv("REEF_SWITCHD"); p != "" {
+// FindSwitchd returns the switchd binary Up launches: FindDaemon("switchd").
+func FindSwitchd() (string, error) { return FindDaemon("switchd") }
+
+func buildSwitchd() (string, error) { return buildDaemon("switchd") }
+
+// FindDaemon returns the binary of one of reef's daemons (switchd, hostd): $REEF_<NAME>
+// (e.g. REEF_SWITCHD) if set, else a file called name next to the running executable
+// (not when that is a test binary), else one built with `go build reef/cmd/<name>` into
+// $XDG_CACHE_HOME/reef (or ~/.cache/reef) from the reef module containing the working
+// directory (go build's cache makes that quick when nothing changed).
+func FindDaemon(name string) (string, error) {
+	if p := os.Getenv("REEF_" + strings.ToUpper(name)); p != "" {
 		return p, nil
 	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "switchd")
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(exe, ".test") {
+	if exe, err := os.Executable(); err == nil && !strings.HasSuffix(exe, ".test") {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			return p, nil
 		}
 	}
-	return buildSwitchd()
+	return buildDaemon(name)
 }
 
-func buildSwitchd() (string, error) {
+var buildMu sync.Mutex
+
+func buildDaemon(name string) (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
@@ -234,16 +245,16 @@ func buildSwitchd() (string, error) {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	out := filepath.Join(cache, "reef", "switchd")
+	out := filepath.Join(cache, "reef", name)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("netns: %w", err)
 	}
 	tmp := fmt.Sprintf("%s.%d", out, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, "reef/cmd/switchd")
+	cmd := exec.Command("go", "build", "-o", tmp, "reef/cmd/"+name)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("netns: build switchd in %s: %w\n%s", root, err, b)
+		return "", fmt.Errorf("netns: build %s in %s: %w\n%s", name, root, err, b)
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return "", fmt.Errorf("netns: %w", err)
@@ -264,7 +275,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("netns: no switchd binary: set REEF_SWITCHD, put switchd next to reef, or run inside the reef module so it can be built")
+			return "", errors.New("netns: no daemon binary: set REEF_SWITCHD (REEF_HOSTD), put the daemons next to reef, or run inside the reef module so they can be built")
 		}
 		dir = parent
 	}
