@@ -1,7 +1,8 @@
 // Package none registers "none": no congestion control. The flow keeps as much in flight
-// as the transport allows and sends at the NIC's line rate, so only the fabric (tail drop
-// or PFC pauses) limits it. It is the "PFC only" baseline of TIMELY's Table 1 (RDMA over
-// a lossless fabric with no end-to-end control) and a reference for the others.
+// as the transport allows and sends at the NIC's line rate (or at a fixed rate), so only
+// the fabric (tail drop or PFC pauses) limits it. It is the "PFC only" baseline of
+// TIMELY's Table 1 (RDMA over a lossless fabric with no end-to-end control), and with a
+// rate the constant-rate UDP elephant of the MSwift scenarios.
 //
 // Like every algorithm it never reads a clock and keeps no timers.
 package none
@@ -18,12 +19,18 @@ type Params struct {
 	// MaxWindow caps the bytes in flight; 0 means no cap (the transport's own limits
 	// apply). Default 0.
 	MaxWindow units.Bytes `yaml:"max_window"`
+	// Rate paces the flow at a constant rate (bit/s), like a UDP background flow; 0
+	// means the NIC's line rate. Default 0.
+	Rate units.Rate `yaml:"rate"`
 }
 
 // Validate names the first bad field.
 func (p *Params) Validate() error {
 	if p.MaxWindow < 0 {
 		return fmt.Errorf("none: max_window must be ≥ 0 bytes (0 = no cap), got %v", p.MaxWindow)
+	}
+	if p.Rate < 0 {
+		return fmt.Errorf("none: rate must be ≥ 0 bit/s (0 = line rate), got %v", p.Rate)
 	}
 	return nil
 }
@@ -38,13 +45,16 @@ func init() {
 			if !ok {
 				return nil, fmt.Errorf("none: params of type %T, want *none.Params", p)
 			}
-			return &None{window: pp.MaxWindow}, nil
+			return &None{window: pp.MaxWindow, rate: pp.Rate}, nil
 		},
 	})
 }
 
 // None is the algorithm: it ignores every signal.
-type None struct{ window units.Bytes }
+type None struct {
+	window units.Bytes
+	rate   units.Rate
+}
 
 // OnSend does nothing.
 func (n *None) OnSend(units.Time, uint64, units.Bytes) {}
@@ -72,5 +82,5 @@ func (n *None) Window() units.Bytes {
 	return units.MaxBytes
 }
 
-// Rate is 0: paced only by the NIC.
-func (n *None) Rate() units.Rate { return 0 }
+// Rate is the configured constant rate, or 0 (paced only by the NIC).
+func (n *None) Rate() units.Rate { return n.rate }

@@ -33,4 +33,13 @@ func TestNoneIgnoresSignals(t *testing.T) {
 	if err := (&Params{MaxWindow: -1}).Validate(); err == nil {
 		t.Fatal("negative max_window accepted")
 	}
+	if err := (&Params{Rate: -1}).Validate(); err == nil {
+		t.Fatal("negative rate accepted")
+	}
+	a, _ := cc.Lookup("none")
+	alg, _ := a.New(cc.Env{}, &Params{Rate: 500 * units.Mbps})
+	alg.OnLoss(1, 1500)
+	if alg.Rate() != 500*units.Mbps {
+		t.Fatalf("rate %v, want the configured 500Mbps whatever happens", alg.Rate())
+	}
 }
