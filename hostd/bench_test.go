@@ -124,3 +124,23 @@ func BenchmarkNICPacer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPacketCycle64Flows is BenchmarkPacketCycle with 64 long-lived flows sharing
+// the sender's NIC: the host's per-packet scans grow with the active flows.
+func BenchmarkPacketCycle64Flows(b *testing.B) {
+	d := newDirect(b, 10*units.Gbps, 20_000, 0)
+	for id := uint32(2); id <= 64; id++ {
+		if err := d.h[0].AddFlow(hostd.FlowSpec{ID: id, Dst: d.h[1].Config().Addr, Alg: &hosttest.Fixed{W: 20_000}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < 20_000; i++ {
+		d.step()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	pkts := 0
+	for pkts < b.N {
+		pkts += d.step()
+	}
+}

@@ -119,6 +119,25 @@ type flow struct {
 	started  bool
 	stopped  bool
 	finished bool
+	// ready and timer cache snd.SendReadyAt() (never before Start) and
+	// snd.TimerDeadline(): they change only when the host calls into the sender, so the
+	// NIC's scans over flows read two fields instead of calling into the algorithm.
+	ready, timer units.Time
+}
+
+// refresh recomputes f's cached deadlines after a call into its sender, and lowers
+// the host's bounds over all active flows.
+func (h *Host) refresh(f *flow) {
+	f.ready = f.snd.SendReadyAt()
+	if f.ready != units.Never {
+		f.ready = max(f.ready, f.spec.Start)
+	}
+	f.timer = f.snd.TimerDeadline()
+	if !f.stopped && f.spec.Stop != 0 {
+		f.timer = min(f.timer, f.spec.Stop)
+	}
+	h.timerMin = min(h.timerMin, f.timer)
+	h.readyMin = min(h.readyMin, f.ready)
 }
 
 type rxKey struct {
@@ -143,9 +162,13 @@ type Host struct {
 	active   []*flow // started flows that are not finished, in AddFlow order
 	byID     map[uint32]*flow
 	waitHead int
-	rx       map[rxKey]*rxEntry
-	rxAll    []*rxEntry
-	ackQ     []*rxEntry
+	// Lower bounds over the active flows' cached timer (stop included) and ready
+	// times; the scans that need exact values recompute them.
+	timerMin, readyMin units.Time
+	anyFinished        bool
+	rx                 map[rxKey]*rxEntry
+	rxAll              []*rxEntry
+	ackQ               []*rxEntry
 
 	nicFree, pausedUntil units.Time
 	busyStart            units.Time  // when the NIC last started from idle
@@ -194,7 +217,8 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{}}
+	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{},
+		timerMin: units.Never, readyMin: units.Never}
 	for i := range h.bufs {
 		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)
 	}
@@ -308,6 +332,7 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 			return
 		}
 		f.snd.HandlePacket(now, v)
+		h.refresh(f)
 		h.checkDone(f)
 	}
 }
@@ -318,6 +343,7 @@ func (h *Host) checkDone(f *flow) {
 	}
 	if done, at := f.snd.Done(); done {
 		f.finished = true
+		h.anyFinished = true
 		c := Completion{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size,
 			Start: f.spec.Start, Finish: at, FCT: at - f.spec.Start}
 		h.completions = append(h.completions, c)

@@ -14,53 +14,55 @@ func (h *Host) runTimers(now units.Time) {
 		h.waiting[h.waitHead] = nil
 		h.waitHead++
 		f.started = true
+		h.refresh(f)
 		h.active = append(h.active, f)
 		h.log.Debug("flow started", "host", h.cfg.Name, "flow", f.spec.ID)
 	}
 	if h.waitHead == len(h.waiting) {
 		h.waiting, h.waitHead = h.waiting[:0], 0
 	}
-	for _, f := range h.active {
-		if !f.stopped && f.spec.Stop != 0 && now >= f.spec.Stop {
-			f.stopped = true
-			f.snd.Stop()
-		}
-		if f.snd.TimerDeadline() <= now {
-			f.snd.HandleTimeout(now)
-			h.checkDone(f)
+	if now >= h.timerMin {
+		h.timerMin = units.Never
+		for _, f := range h.active {
+			if f.timer <= now {
+				if !f.stopped && f.spec.Stop != 0 && now >= f.spec.Stop {
+					f.stopped = true
+					f.snd.Stop()
+				}
+				if f.snd.TimerDeadline() <= now {
+					f.snd.HandleTimeout(now)
+					h.checkDone(f)
+				}
+				h.refresh(f)
+			}
+			h.timerMin = min(h.timerMin, f.timer)
 		}
 	}
-	h.active = slices.DeleteFunc(h.active, func(f *flow) bool { return f.finished })
+	if h.anyFinished {
+		h.anyFinished = false
+		h.active = slices.DeleteFunc(h.active, func(f *flow) bool { return f.finished })
+	}
 }
 
 // NextDeadline is the earliest time at which Poll may return a frame or the host's
-// state changes; units.Never when idle.
+// state changes; units.Never when idle. It may be early (never late): the host keeps
+// lower bounds over its flows, which Poll makes exact.
 func (h *Host) NextDeadline() units.Time {
-	d := units.Never
-	s0 := max(h.nicFree, h.pausedUntil)
-	if h.held {
-		d = h.heldDue
-	}
-	for _, e := range h.ackQ {
-		if !h.held {
-			if t := e.rcv.NextDeadline(); t != units.Never {
-				d = min(d, max(s0, t))
-			}
-		}
-	}
+	d := h.timerMin
 	if h.waitHead < len(h.waiting) {
 		d = min(d, h.waiting[h.waitHead].spec.Start)
 	}
-	for _, f := range h.active {
-		if !f.stopped && f.spec.Stop != 0 {
-			d = min(d, f.spec.Stop)
+	if h.held {
+		return min(d, h.heldDue)
+	}
+	s0 := max(h.nicFree, h.pausedUntil)
+	for _, e := range h.ackQ {
+		if t := e.rcv.NextDeadline(); t != units.Never {
+			d = min(d, max(s0, t))
 		}
-		d = min(d, f.snd.TimerDeadline())
-		if !h.held {
-			if t := f.snd.SendReadyAt(); t != units.Never {
-				d = min(d, max(s0, t, f.spec.Start))
-			}
-		}
+	}
+	if h.readyMin != units.Never {
+		d = min(d, max(s0, h.readyMin))
 	}
 	return d
 }
@@ -98,14 +100,16 @@ func (h *Host) startNext(now units.Time) {
 			ackAt, ackIdx = max(s0, t), i
 		}
 	}
-	// Earliest data, round robin among ties.
+	// Earliest data, round robin among ties; the scan makes readyMin exact.
 	dataAt, dataIdx := units.Never, -1
 	n := len(h.active)
+	h.readyMin = units.Never
 	for k := 0; k < n; k++ {
 		i := (h.rr + k) % n
 		f := h.active[i]
-		if t := f.snd.SendReadyAt(); t != units.Never && max(s0, t, f.spec.Start) < dataAt {
-			dataAt, dataIdx = max(s0, t, f.spec.Start), i
+		h.readyMin = min(h.readyMin, f.ready)
+		if f.ready != units.Never && max(s0, f.ready) < dataAt {
+			dataAt, dataIdx = max(s0, f.ready), i
 		}
 	}
 	buf := h.bufs[h.cur]
@@ -123,7 +127,9 @@ func (h *Host) startNext(now units.Time) {
 	case dataIdx >= 0 && dataAt <= now:
 		f := h.active[dataIdx]
 		h.rr = (dataIdx + 1) % n
-		if tx, ok := f.snd.PollTransmit(dataAt, buf); ok {
+		tx, ok := f.snd.PollTransmit(dataAt, buf)
+		h.refresh(f)
+		if ok {
 			h.hold(dataAt, tx.Len)
 		}
 	}
