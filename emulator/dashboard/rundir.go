@@ -1,0 +1,110 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"reef/emulator/expect"
+	"reef/emulator/plan"
+	"reef/emulator/results"
+)
+
+// RunDir is a finished run read from its results directory. It never changes.
+type RunDir struct {
+	snap Snapshot
+}
+
+// Snapshot implements Source.
+func (r *RunDir) Snapshot() *Snapshot { s := r.snap; return &s }
+
+// Changed implements Source: a finished run never changes.
+func (r *RunDir) Changed() <-chan struct{} { return nil }
+
+// summaryFile is the part of summary.json the dashboard shows.
+type summaryFile struct {
+	Experiment   string          `json:"experiment"`
+	Run          string          `json:"run"`
+	Expectations []expect.Result `json:"expectations"`
+}
+
+// RunDirs lists the run directories under dir: dir itself when it holds a results.json,
+// else its sub-directories that do (an experiment's sweep), sorted.
+func RunDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
+		return []string{dir}, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Stat(filepath.Join(sub, "results.json")); err == nil {
+			out = append(out, sub)
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("dashboard: %s: no results.json in it or its sub-directories; want a reef run results directory", dir)
+	}
+	return out, nil
+}
+
+// OpenRunDir reads one run's directory: results.json (required), plan.json and
+// summary.json (optional; without a plan there is no graph, without a summary no
+// verdicts). An experiment directory holding a single run is accepted too.
+func OpenRunDir(dir string) (*RunDir, error) {
+	dirs, err := RunDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) > 1 {
+		return nil, fmt.Errorf("dashboard: %s holds %d runs; pick one of them", dir, len(dirs))
+	}
+	dir = dirs[0]
+	var run results.Run
+	if err := readJSON(filepath.Join(dir, "results.json"), &run); err != nil {
+		return nil, err
+	}
+	rd := &RunDir{snap: Snapshot{Title: filepath.Base(dir), Run: &run, Now: run.Duration}}
+	var p plan.Plan
+	switch err := readJSON(filepath.Join(dir, "plan.json"), &p); {
+	case err == nil:
+		rd.snap.Plan = &p
+	case errors.Is(err, os.ErrNotExist):
+		rd.snap.Note = "no plan.json: topology unavailable"
+	default:
+		return nil, err
+	}
+	var sum summaryFile
+	switch err := readJSON(filepath.Join(dir, "summary.json"), &sum); {
+	case err == nil:
+		rd.snap.Verdicts = sum.Expectations
+		if sum.Run != "" {
+			rd.snap.Title = sum.Run
+		}
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, err
+	}
+	return rd, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("dashboard: %s: %w", path, err)
+	}
+	return nil
+}
