@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"reef/cc"
 	"reef/emulator/metrics"
 	"reef/units"
 )
@@ -182,7 +183,7 @@ func varsKey(v map[string]string, skip string) string {
 func EvaluateRun(xs []*Expectation, env *Env) []Result {
 	var out []Result
 	for _, x := range xs {
-		if x.CrossRun() || !x.selects(env.Vars) {
+		if x.crossIn([]*Env{env}) || !x.selects(env.Vars) {
 			continue
 		}
 		out = append(out, x.eval(&evalCtx{cur: env, runs: []*Env{env}}, env.Vars))
@@ -197,7 +198,7 @@ func EvaluateRun(xs []*Expectation, env *Env) []Result {
 func Evaluate(xs []*Expectation, runs []*Env) []Result {
 	var out []Result
 	for _, x := range xs {
-		if !x.CrossRun() {
+		if !x.crossIn(runs) {
 			for _, env := range runs {
 				if x.selects(env.Vars) {
 					out = append(out, x.eval(&evalCtx{cur: env, runs: runs}, env.Vars))
@@ -225,6 +226,50 @@ func Evaluate(xs []*Expectation, runs []*Env) []Result {
 		}
 	}
 	return out
+}
+
+// crossIn reports whether x compares runs of this sweep: it does when Resolve or a run
+// qualifier said so, or when a bare flow-set subject names no group or flow of any run
+// but is the cc value of a run (or, with a single run that has a cc variable, names a
+// registered algorithm other than the run's: it must name another run).
+func (x *Expectation) crossIn(runs []*Env) bool {
+	if x.cross {
+		return true
+	}
+	for _, u := range x.subjects {
+		if u.port || len(u.n.parts) != 1 {
+			continue
+		}
+		name := u.n.parts[0]
+		if name == "all" || bucketNames[name] {
+			continue
+		}
+		known, isCC := false, false
+		for _, r := range runs {
+			if r.Vars["cc"] == name {
+				isCC = true
+			}
+			for _, f := range r.Flows {
+				if f.Group == name || f.Name == name || (f.CC == name && r.Vars["cc"] == "") {
+					known = true
+				}
+			}
+		}
+		if known {
+			continue
+		}
+		if isCC && len(runs) > 1 {
+			return true
+		}
+		if len(runs) == 1 {
+			if v, swept := runs[0].Vars["cc"]; swept && v != name {
+				if _, err := cc.Lookup(name); err == nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // evalCtx is the run a check is evaluated in and the sweep around it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "reef/cc/all" // registered algorithm names mark references to other runs
 	"reef/emulator/metrics"
 	"reef/units"
 )
@@ -159,5 +160,22 @@ func TestEvaluateSweep(t *testing.T) {
 	var back Result
 	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.Value) || back.Bound != 3 {
 		t.Errorf("Unmarshal = %+v, %v", back, err)
+	}
+}
+
+// Without Resolve (a check re-read from a results directory), a bare cc value is still
+// recognised as a reference to another run.
+func TestCrossRunWithoutCatalogue(t *testing.T) {
+	x, err := Parse(Spec{Name: "conv", Check: "convergence_time(poseidon) * 3 <= convergence_time(swift)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, s := testEnv("poseidon", 45*units.Mbps, 2*units.Millisecond), testEnv("swift", 20*units.Mbps, 7*units.Millisecond)
+	if rs := EvaluateRun([]*Expectation{x}, p); len(rs) != 0 {
+		t.Errorf("EvaluateRun on one run of the sweep = %+v, want nothing", rs)
+	}
+	rs := Evaluate([]*Expectation{x}, []*Env{p, s})
+	if len(rs) != 1 || !rs[0].Pass || rs[0].Value != 6e6 || rs[0].Bound != 7e6 {
+		t.Errorf("Evaluate = %+v", rs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
 
 	"reef/emulator/expect"
 )
@@ -44,7 +45,10 @@ var funcs = template.FuncMap{
 		}
 		return *p
 	},
-	"vars":     func(v map[string]string) string { return expect.Result{Name: "", Vars: v}.Label() },
+	"vars": func(v map[string]string) string {
+		l := expect.Result{Vars: v}.Label()
+		return strings.TrimSuffix(strings.TrimPrefix(l, " ["), "]")
+	},
 	"paperUS":  func(tau, us float64) float64 { return us / tau },
 	"paperBps": func(tau, bps float64) float64 { return bps * tau },
 	"scaled":   func(tau float64) bool { return tau > 0 && tau != 1 },

@@ -335,7 +335,7 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 			f, ok, err := sweepFigure(sums, x, "sweep-"+slug(name)+"-vs-"+slug(x),
 				fmt.Sprintf("%s: %s, against %s", name, checks[name], x),
 				fmt.Sprintf("The value of expectation %q (solid) and its bound (dashed) against %s, one line per algorithm.", name, x),
-				get)
+				"", get)
 			if err != nil {
 				return nil, err
 			}
@@ -366,7 +366,7 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 			f, ok, err := sweepFigure(sums, x, "sweep-"+slug(gname)+"-share-vs-"+slug(x),
 				fmt.Sprintf("%s goodput / max-min fair share against %s", gname, x),
 				fmt.Sprintf("Goodput of group %q over its max-min fair share against %s, one line per algorithm (1 = its fair share).", gname, x),
-				get)
+				"goodput / fair share", get)
 			if err != nil {
 				return nil, err
 			}
@@ -419,7 +419,7 @@ func slug(s string) string {
 
 // sweepFigure draws get(s) against variable x, one line per combination of the other
 // variables (cc first). ok is false when fewer than two points exist.
-func sweepFigure(sums []*Summary, x, name, title, caption string, get func(*Summary) (v, bound float64, unit string, ok bool)) (Figure, bool, error) {
+func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get func(*Summary) (v, bound float64, unit string, ok bool)) (Figure, bool, error) {
 	type pt struct{ x, v, b float64 }
 	lines := map[string][]pt{}
 	unit := ""
@@ -450,7 +450,10 @@ func sweepFigure(sums []*Summary, x, name, title, caption string, get func(*Summ
 	if n < 2 {
 		return Figure{}, false, nil
 	}
-	scale, ylabel := unitScale(unit)
+	scale, ul := unitScale(unit)
+	if ylabel == "" {
+		ylabel = ul
+	}
 	p := newPlot(title, x, ylabel)
 	boundShown := false
 	for k, key := range keysOf(lines) {

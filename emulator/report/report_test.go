@@ -355,3 +355,39 @@ func TestWriteSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A directory written by other means (plan.json, scenario.json, results.json and
+// summary.json, as the runner leaves it) re-renders with the checks its summary lists.
+func TestRenderDirWithoutInput(t *testing.T) {
+	p := testPlan(t)
+	sc, run := testRun("exp/cc=swift", 1, 1)
+	xs := parse(t, expect.Spec{Name: "fair", Check: "jain(bulk) >= 0.8"},
+		expect.Spec{Name: "not-here", Check: "jain(bulk) >= 0.8", When: "cc == 'hpcc'"})
+	s, err := Summarize(p, sc, run, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, v := range map[string]any{"plan.json": p, "scenario.json": sc, ResultsFile: run, SummaryFile: s} {
+		if err := writeJSON(filepath.Join(dir, name), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass, err := RenderDir(dir)
+	if err != nil || !pass {
+		t.Fatalf("RenderDir = %v, %v", pass, err)
+	}
+	back, err := ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Checks) != 2 || len(back.Expectations) != 1 || back.Expectations[0].Name != "fair" || back.Experiment != "exp" {
+		t.Errorf("re-rendered summary: checks %+v, expectations %+v", back.Checks, back.Expectations)
+	}
+	if _, err := os.Stat(filepath.Join(dir, HTMLFile)); err != nil {
+		t.Error(err)
+	}
+	if _, err := RenderDir(t.TempDir()); err == nil {
+		t.Error("RenderDir of an empty directory succeeded")
+	}
+}

@@ -64,6 +64,10 @@ type Summary struct {
 	Expectations []expect.Result `json:"expectations"`
 	// Pass is true when every evaluated expectation passed.
 	Pass bool `json:"pass"`
+	// Checks are all of the experiment's expectations as written (also those this run's
+	// when: does not select, and those comparing runs), so a summary.json is enough to
+	// re-evaluate them (`reef report`).
+	Checks []expect.Spec `json:"checks,omitempty"`
 
 	in  *Input      // what the summary was computed from (for WriteRun and sweeps)
 	env *expect.Env // the metric environment (for checks that compare runs)
@@ -270,6 +274,9 @@ func SummarizeInput(in *Input) (*Summary, error) {
 	s.fidelity()
 	s.env = env
 	s.Expectations = expect.EvaluateRun(in.Expectations, env)
+	for _, x := range in.Expectations {
+		s.Checks = append(s.Checks, x.Spec)
+	}
 	s.Pass = true
 	for _, r := range s.Expectations {
 		s.Pass = s.Pass && r.Pass

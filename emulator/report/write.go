@@ -156,9 +156,11 @@ func LoadRun(dir string) (*Input, error) {
 		}
 		var old Summary
 		if err := readJSON(filepath.Join(dir, SummaryFile), &old); err == nil {
-			in.Experiment, in.Vars = old.Experiment, old.Vars
-			for _, r := range old.Expectations {
-				in.Expectations = append(in.Expectations, expect.Spec{Name: r.Name, Check: r.Check, Claim: r.Claim})
+			in.Experiment, in.Vars, in.Expectations = old.Experiment, old.Vars, old.Checks
+			if old.Checks == nil { // an older summary: keep the checks it evaluated
+				for _, r := range old.Expectations {
+					in.Expectations = append(in.Expectations, expect.Spec{Name: r.Name, Check: r.Check, Claim: r.Claim})
+				}
 			}
 		} else {
 			in.Experiment, in.Vars = ParseRunName(in.Scenario.Name)
