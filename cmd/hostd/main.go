@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	_ "reef/cc/all"
 	"reef/hostd/daemon"
 	"reef/switchd/afpacket"
 )
@@ -63,6 +64,10 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() {
+		if job.RTPriority > 1 {
+			// The runtime's own threads one step below the datapath, as in switchd.
+			afpacket.RealtimeThreads(job.RTPriority - 1)
+		}
 		if *readyFd >= 0 {
 			f := os.NewFile(uintptr(*readyFd), "ready")
 			_, _ = f.Write([]byte{1})

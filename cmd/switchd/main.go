@@ -119,7 +119,11 @@ func run(log *slog.Logger) error {
 			}
 		}
 	}
-	drv, err := afpacket.Open(sw, dcfg)
+	node, err := newRunNode(sw, &cfg, *epoch)
+	if err != nil {
+		return err
+	}
+	drv, err := afpacket.Open(node, dcfg)
 	if err != nil {
 		return err
 	}
@@ -164,6 +168,9 @@ func run(log *slog.Logger) error {
 		if werr := writeFile(*statsPath, report(clock.Now(), &st, true)); werr != nil {
 			err = errors.Join(err, fmt.Errorf("switchd: stats: %w", werr))
 		}
+	}
+	if werr := node.writeSamples(cfg.Name, clock.Now()); werr != nil {
+		err = errors.Join(err, werr)
 	}
 	log.Info("switchd down", "switch", cfg.Name)
 	return err

@@ -17,6 +17,19 @@ type Run struct {
 	WallTime units.Time `json:"wall_time"`
 	Flows    []Flow     `json:"flows"`
 	Ports    []Port     `json:"ports"`
+	// Hosts are the host daemons' own release lateness (real backends only; sim
+	// hosts are never late).
+	Hosts []Host `json:"hosts,omitempty"`
+}
+
+// Host is one host daemon's fidelity record.
+type Host struct {
+	Name string `json:"name"`
+	// Rate is the host NIC's rate (a packet time is the MTU at this rate).
+	Rate units.Rate `json:"rate"`
+	// Lateness is how late the daemon released its NIC's frames (actual release minus
+	// the NIC pacer's computed release).
+	Lateness Lateness `json:"lateness"`
 }
 
 // Flow is one flow's record.

@@ -46,6 +46,10 @@ type Job struct {
 	SampleInterval units.Time `json:"sample_interval"`
 	// Flows are the flows this host sends.
 	Flows []scenario.HostFlow `json:"flows"`
+	// RTPriority, when > 0, runs the datapath thread under SCHED_FIFO at that priority
+	// (best effort), as the switch daemons do: on a busy machine an ordinary thread
+	// wakes hundreds of µs late and the NIC pacer with it.
+	RTPriority int `json:"rt_priority,omitempty"`
 }
 
 // Output is what a host daemon writes at the end of its run.
@@ -148,9 +152,10 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 		Ports: []string{job.Host.Iface},
 		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
 		// shapes the kernel's own traffic (ping, iperf3).
-		Port:  afpacket.PortOptions{MTU: job.Host.MTU, QdiscBypass: true},
-		Clock: clock,
-		Tick:  interval,
+		Port:       afpacket.PortOptions{MTU: job.Host.MTU, QdiscBypass: true},
+		Clock:      clock,
+		RTPriority: job.RTPriority,
+		Tick:       interval,
 		OnTick: func(now units.Time, _ *afpacket.Stats) {
 			sample(now)
 			if now >= job.Duration {

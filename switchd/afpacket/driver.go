@@ -195,8 +195,12 @@ func (d *Driver) Run(ctx context.Context) error {
 	if d.cfg.Tick > 0 && d.cfg.OnTick != nil {
 		nextTick = d.cfg.Clock.Now() + d.cfg.Tick
 	}
+	// The first wait does not block: the loop's first pass arms the timer for the
+	// node's first deadline (a host whose flows start later receives nothing before).
+	wait := 0
 	for {
-		n, err := unix.EpollWait(ep, evs, -1)
+		n, err := unix.EpollWait(ep, evs, wait)
+		wait = -1
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			return fmt.Errorf("afpacket: epoll_wait: %w", err)
 		}

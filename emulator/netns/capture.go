@@ -1,0 +1,203 @@
+package netns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"reef/capture"
+	"reef/switchd"
+)
+
+// Target is what a capture listens on: a node of a lab and one of its interfaces
+// ("" = every interface in the node's namespace).
+type Target struct {
+	Node, Iface string
+}
+
+// ParseTarget parses NODE or NODE:PORT of lab, where PORT is an interface name ("p1",
+// "eth0") or a switch port index. A bare host name means its one interface; a bare
+// switch name every interface of the switch.
+func ParseTarget(lab, s string) (Target, error) {
+	node, port, _ := strings.Cut(s, ":")
+	if node == "" {
+		return Target{}, fmt.Errorf("netns: capture %q: want NODE or NODE:PORT", s)
+	}
+	st, err := ReadState(DefaultRunDir, lab)
+	if err != nil {
+		return Target{}, err
+	}
+	var ns *NodeNS
+	for i := range st.Namespaces {
+		if st.Namespaces[i].Node == node {
+			ns = &st.Namespaces[i]
+		}
+	}
+	if ns == nil {
+		return Target{}, fmt.Errorf("netns: capture %q: lab %q has no node %q", s, lab, node)
+	}
+	if port == "" && !ns.Switch {
+		port = "eth0"
+		if ifs, err := nsInterfaces(ns.NS); err == nil {
+			for _, n := range ifs {
+				if n != "lo" {
+					port = n
+					break
+				}
+			}
+		}
+	}
+	if i, err := strconv.Atoi(port); err == nil && ns.Switch {
+		var cfg switchd.Config
+		b, err := os.ReadFile(filepath.Join(DefaultRunDir, lab, node+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &cfg)
+		}
+		if err != nil {
+			return Target{}, fmt.Errorf("netns: capture %q: switch config: %w", s, err)
+		}
+		if i < 0 || i >= len(cfg.Ports) {
+			return Target{}, fmt.Errorf("netns: capture %q: switch %s has ports 0..%d", s, node, len(cfg.Ports)-1)
+		}
+		port = cfg.Ports[i].Name
+	}
+	return Target{Node: node, Iface: port}, nil
+}
+
+func nsInterfaces(ns string) ([]string, error) {
+	fd, err := openNamed(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	err = inNetns(fd, func() error {
+		ifs, err := net.Interfaces()
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+		return err
+	})
+	return names, err
+}
+
+// Capture writes every frame seen on t in lab (both directions) to w as pcapng until
+// ctx is done, and returns how many it wrote. A daemon that sends with
+// PACKET_QDISC_BYPASS (switchd, hostd) bypasses the taps, so its own transmissions show
+// only on the far end of the link: capture a host to see what its switch sent it (data
+// with INT at a receiver, ACKs at a sender).
+func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error) {
+	fd, err := openNamed(NSName(lab, t.Node))
+	if err != nil {
+		return 0, fmt.Errorf("netns: capture %s: %w", t.Node, err)
+	}
+	defer unix.Close(fd)
+	var sock int
+	err = inNetns(fd, func() error {
+		ifindex := 0
+		if t.Iface != "" {
+			ifc, err := net.InterfaceByName(t.Iface)
+			if err != nil {
+				return fmt.Errorf("interface %s: %w", t.Iface, err)
+			}
+			ifindex = ifc.Index
+		}
+		s, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+		if err != nil {
+			return fmt.Errorf("AF_PACKET socket: %w", err)
+		}
+		if err := unix.Bind(s, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifindex}); err != nil {
+			unix.Close(s)
+			return fmt.Errorf("bind: %w", err)
+		}
+		sock = s
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("netns: capture %s:%s: %w", t.Node, t.Iface, err)
+	}
+	defer unix.Close(sock)
+	tv := unix.NsecToTimeval((50 * time.Millisecond).Nanoseconds())
+	if err := unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return 0, fmt.Errorf("netns: capture: %w", err)
+	}
+	_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	name := t.Iface
+	if name == "" {
+		name = "any"
+	}
+	pw, err := capture.NewWriter(w, t.Node+":"+name)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 65536)
+	n := 0
+	for ctx.Err() == nil {
+		m, _, err := unix.Recvfrom(sock, buf, 0)
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return n, errors.Join(fmt.Errorf("netns: capture: %w", err), pw.Close())
+		}
+		if err := pw.WriteFrame(time.Now(), buf[:m]); err != nil {
+			return n, errors.Join(err, pw.Close())
+		}
+		n++
+	}
+	return n, pw.Close()
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// captureProc is a capture running during a run.
+type captureProc struct {
+	target string
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+func (c *captureProc) stop() error {
+	c.cancel()
+	<-c.done
+	return c.err
+}
+
+// startCapture starts capturing target ("NODE" or "NODE:PORT") of lab into the run's
+// results directory.
+func (r *runState) startCapture(ctx context.Context, lab *Lab, target string) (*captureProc, error) {
+	t, err := ParseTarget(lab.Name, target)
+	if err != nil {
+		return nil, err
+	}
+	file := t.Node
+	if t.Iface != "" {
+		file += "-" + t.Iface
+	}
+	f, err := os.Create(filepath.Join(r.out, file+".pcapng"))
+	if err != nil {
+		return nil, fmt.Errorf("netns: capture: %w", err)
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &captureProc{target: target, cancel: cancel, done: make(chan struct{})}
+	started := make(chan struct{})
+	go func() {
+		defer close(c.done)
+		close(started)
+		_, c.err = Capture(cctx, lab.Name, t, f)
+		c.err = errors.Join(c.err, f.Close())
+	}()
+	<-started
+	return c, nil
+}

@@ -1,0 +1,5 @@
+package netns
+
+import "golang.org/x/sys/unix"
+
+func syscallClose(fd int) { _ = unix.Close(fd) }

@@ -1,0 +1,514 @@
+package netns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"reef/emulator"
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
+	"reef/hostd"
+	"reef/hostd/daemon"
+	"reef/switchd"
+	"reef/units"
+)
+
+// BackendName is the netns backend's registered name.
+const BackendName = "netns"
+
+func init() { emulator.Register(Backend{}) }
+
+// Backend runs scenarios on real network namespaces: Up the lab with its switch daemons,
+// one hostd per host that sends or receives, wait for the run's duration, collect what
+// the daemons measured, Down the lab. Every daemon of a run shares one epoch (the run's
+// time zero, a little in the future when the lab comes up), so the flows' start times,
+// the switches' timeline events and every sample are in the same run time as on sim.
+type Backend struct {
+	// Up tunes the lab (switchd binary, workers, extra switchd flags); the zero value
+	// is fine.
+	Up Options
+	// Hostd is the hostd binary ("": FindDaemon("hostd")).
+	Hostd string
+	// Lead is how far in the future the run's time zero is picked before Up starts
+	// (0: 1 s plus 50 ms per node). A lab that is not ready by then is retried once with
+	// twice the lead.
+	Lead time.Duration
+}
+
+// Name returns "netns".
+func (Backend) Name() string { return BackendName }
+
+// Run executes sc on p in namespaces; see the type's doc. Cancelling ctx stops the run
+// early (the host daemons write what they measured so far) and returns those results with
+// ctx.Err(). The lab is always torn down.
+func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
+	if sc.Duration <= 0 {
+		return nil, fmt.Errorf("netns: scenario %s: duration must be > 0, got %v", sc.Name, sc.Duration)
+	}
+	r, err := prepareRun(b, p, sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	lead := b.Lead
+	if lead <= 0 {
+		lead = time.Second + time.Duration(len(p.Hosts)+len(p.Switches))*50*time.Millisecond
+	}
+	for attempt := 0; ; attempt++ {
+		run, err := r.once(ctx, lead)
+		if errors.Is(err, errLate) && attempt == 0 && ctx.Err() == nil {
+			r.log.Warn("lab was not ready by the run's start; retrying with a longer lead", "lab", p.Lab, "lead", lead)
+			lead *= 2
+			continue
+		}
+		return run, err
+	}
+}
+
+var errLate = errors.New("netns: the lab was not ready by the run's start")
+
+// runState is one run's fixed inputs.
+type runState struct {
+	b      Backend
+	p      *plan.Plan
+	sc     *scenario.Scenario
+	opts   emulator.RunOptions
+	out    string // absolute OutDir
+	hostd  string
+	log    *slog.Logger
+	jobs   map[string]*daemon.Job // by host, for every host in a flow
+	hosts  []string               // plan order
+	events []PortEvent
+}
+
+// PortEvent is a timeline event for one switch port, in run time, as switchd reads it
+// from its --events file.
+type PortEvent struct {
+	Switch string     `json:"switch"`
+	Port   int        `json:"port"`
+	At     units.Time `json:"at"`
+	Kind   string     `json:"kind"`
+	Rate   units.Rate `json:"rate,omitempty"`
+}
+
+// SwitchSamples is what switchd writes to its --samples file on exit.
+type SwitchSamples struct {
+	Node  string         `json:"node"`
+	Time  units.Time     `json:"time"`
+	Ports []results.Port `json:"ports"`
+}
+
+func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*runState, error) {
+	log := b.Up.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	out := opts.OutDir
+	if out == "" {
+		d, err := os.MkdirTemp("", "reef-"+p.Lab+"-")
+		if err != nil {
+			return nil, fmt.Errorf("netns: %w", err)
+		}
+		out = d
+	}
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	r := &runState{b: b, p: p, sc: sc, opts: opts, out: out, log: log, jobs: map[string]*daemon.Job{}}
+	var mpdUnit units.Time
+	for _, sp := range p.Switches {
+		if sp.Config.INT.Mode == switchd.INTMPD && mpdUnit == 0 {
+			mpdUnit = sp.Config.INT.MPDUnit
+		}
+	}
+	job := func(name string) (*daemon.Job, error) {
+		if j, ok := r.jobs[name]; ok {
+			return j, nil
+		}
+		hp, ok := p.HostByName(name)
+		if !ok {
+			return nil, fmt.Errorf("netns: no host %q in the plan", name)
+		}
+		j := &daemon.Job{Host: hp.Config, MPDUnit: mpdUnit, Seed: sc.Seed, Duration: sc.Duration,
+			SampleInterval: sc.SampleInterval, RTPriority: hostRTPriority}
+		r.jobs[name] = j
+		return j, nil
+	}
+	seen := map[uint32]bool{}
+	for i := range sc.Flows {
+		f := &sc.Flows[i]
+		if seen[f.ID] {
+			return nil, fmt.Errorf("netns: flow %s: id %d used twice", f.Name, f.ID)
+		}
+		seen[f.ID] = true
+		src, err := job(f.Src)
+		if err != nil {
+			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
+		}
+		if _, err := job(f.Dst); err != nil {
+			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
+		}
+		h, err := hostd.New(src.Host, hostd.Options{MPDUnit: mpdUnit})
+		if err != nil {
+			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
+		}
+		hf, err := f.Resolve(p, h.FlowEnv(f.INTHops).PacketSize)
+		if err != nil {
+			return nil, fmt.Errorf("netns: %w", err)
+		}
+		// Build the flow once here, so a bad algorithm or parameter fails before
+		// anything is created.
+		spec, err := hf.Spec(h, sc.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
+		}
+		if err := h.AddFlow(spec); err != nil {
+			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
+		}
+		src.Flows = append(src.Flows, hf)
+	}
+	for _, hp := range p.Hosts {
+		if _, ok := r.jobs[hp.Config.Name]; ok {
+			r.hosts = append(r.hosts, hp.Config.Name)
+		}
+	}
+	for i, ev := range sc.Events {
+		if ev.Link < 0 || ev.Link >= len(p.Links) {
+			return nil, fmt.Errorf("netns: event %d: link index %d out of range", i, ev.Link)
+		}
+		switch ev.Kind {
+		case scenario.EventRate, scenario.EventDown, scenario.EventUp:
+		default:
+			return nil, fmt.Errorf("netns: event %d: unknown kind %q", i, ev.Kind)
+		}
+		l := p.Links[ev.Link]
+		for _, end := range []plan.Endpoint{l.A, l.B} {
+			if end.IsHost {
+				continue // a host NIC keeps its rate; the switch side of the link shapes it
+			}
+			r.events = append(r.events, PortEvent{Switch: end.Node, Port: end.Port, At: ev.At, Kind: ev.Kind, Rate: ev.Rate})
+		}
+	}
+	if r.b.Up.Switchd == "" && len(p.Switches) > 0 {
+		// Found (or built) now, before the run's epoch is picked.
+		if r.b.Up.Switchd, err = FindDaemon("switchd"); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.jobs) > 0 {
+		bin := b.Hostd
+		if bin == "" {
+			if bin, err = FindDaemon("hostd"); err != nil {
+				return nil, err
+			}
+		}
+		r.hostd = bin
+	}
+	return r, nil
+}
+
+// hostRTPriority is the host daemons' SCHED_FIFO priority: the switch daemons' default
+// (switchd --rt-priority 10).
+const hostRTPriority = 10
+
+// hostProc is one running host daemon.
+type hostProc struct {
+	name string
+	cmd  *exec.Cmd
+	out  string
+	done chan struct{}
+	err  error
+}
+
+// once brings the lab up with the run's epoch lead in the future, runs it and tears it
+// down.
+func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.Run, err error) {
+	t0 := time.Now()
+	epoch := monotonicNow() + lead.Nanoseconds()
+	eventsPath := filepath.Join(r.out, "events.json")
+	if err := writeJSON(eventsPath, r.events); err != nil {
+		return nil, fmt.Errorf("netns: events: %w", err)
+	}
+	uo := r.b.Up
+	uo.SwitchdArgs = append(append([]string(nil), uo.SwitchdArgs...),
+		"--run-epoch", strconv.FormatInt(epoch, 10),
+		"--samples", filepath.Join(r.out, "{node}.samples.json"),
+		"--sample-interval", time.Duration(r.sc.SampleInterval).String(),
+		"--events", eventsPath)
+	for _, s := range r.p.Switches { // stale samples from an earlier attempt
+		os.Remove(filepath.Join(r.out, s.Config.Name+".samples.json"))
+	}
+	lab, err := Up(ctx, r.p, uo)
+	if err != nil {
+		return nil, err
+	}
+	var procs []*hostProc
+	defer func() {
+		for _, hp := range procs {
+			if hp.cmd.Process != nil {
+				_ = hp.cmd.Process.Kill()
+				<-hp.done
+			}
+		}
+		r.keepSwitchLogs(lab)
+		if derr := Down(context.WithoutCancel(ctx), lab.Name); derr != nil {
+			err = errors.Join(err, fmt.Errorf("netns: down: %w", derr))
+		}
+	}()
+
+	var caps []*captureProc
+	defer func() {
+		for _, c := range caps {
+			if cerr := c.stop(); cerr != nil {
+				r.log.Warn("capture", "target", c.target, "err", cerr)
+			}
+		}
+	}()
+	for _, target := range r.opts.Capture {
+		c, err := r.startCapture(ctx, lab, target)
+		if err != nil {
+			return nil, err
+		}
+		caps = append(caps, c)
+	}
+
+	procs, err = r.startHosts(lab, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if left := time.Duration(epoch - monotonicNow()); left < 10*time.Millisecond {
+		return nil, fmt.Errorf("%w (lead %v, %v short)", errLate, lead, -left)
+	}
+	r.log.Debug("lab ready", "lab", lab.Name, "elapsed", time.Since(t0), "starts in", time.Duration(epoch-monotonicNow()))
+
+	// Wait for the host daemons to finish (they stop at the run's duration on their
+	// own), reporting progress; Ctrl-C stops them early.
+	var runErr error
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.Now().Add(time.Duration(epoch-monotonicNow()) + time.Duration(r.sc.Duration) + 30*time.Second)
+	stopped := false
+	for !allDone(procs) {
+		select {
+		case <-ctx.Done():
+			if !stopped {
+				runErr = ctx.Err()
+				stopAll(procs)
+				stopped = true
+			}
+		case <-tick.C:
+		}
+		if r.opts.Progress != nil {
+			reached := min(max(units.Time(monotonicNow()-epoch), 0), r.sc.Duration)
+			r.opts.Progress(reached, r.sc.Duration)
+		}
+		if time.Now().After(limit) && !stopped {
+			runErr = fmt.Errorf("netns: host daemons still running %v after the run's end", 30*time.Second)
+			stopAll(procs)
+			stopped = true
+		}
+	}
+	wall := units.Time(monotonicNow() - epoch)
+
+	// Switches: SIGTERM, wait for their samples.
+	swErr := r.stopSwitches(lab)
+	run = &results.Run{Backend: BackendName, Scenario: r.sc.Name, Duration: min(max(wall, 0), r.sc.Duration),
+		WallTime: units.Time(time.Since(t0))}
+	aerr := r.assemble(run, procs)
+	if r.opts.Progress != nil {
+		r.opts.Progress(run.Duration, r.sc.Duration)
+	}
+	return run, errors.Join(runErr, aerr, swErr)
+}
+
+func allDone(procs []*hostProc) bool {
+	for _, p := range procs {
+		select {
+		case <-p.done:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func stopAll(procs []*hostProc) {
+	for _, p := range procs {
+		if p.cmd.Process != nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+}
+
+// startHosts writes each host's job and starts its hostd in the host's namespace, then
+// waits until every one has its interface open.
+func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
+	var (
+		procs []*hostProc
+		ready []*os.File
+	)
+	defer func() {
+		for _, f := range ready {
+			f.Close()
+		}
+	}()
+	for _, name := range r.hosts {
+		jobPath := filepath.Join(r.out, name+".job.json")
+		if err := writeJSON(jobPath, r.jobs[name]); err != nil {
+			return procs, fmt.Errorf("netns: host %s job: %w", name, err)
+		}
+		outPath := filepath.Join(r.out, name+".out.json")
+		os.Remove(outPath)
+		logf, err := os.Create(filepath.Join(r.out, name+".hostd.log"))
+		if err != nil {
+			return procs, fmt.Errorf("netns: host %s log: %w", name, err)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			logf.Close()
+			return procs, fmt.Errorf("netns: host %s: %w", name, err)
+		}
+		cmd := exec.Command(r.hostd, "--job", jobPath, "--epoch", strconv.FormatInt(epoch, 10),
+			"--out", outPath, "--ready-fd", "3")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.ExtraFiles = []*os.File{pw}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.Dir = r.out
+		fd, err := openNamed(lab.NS(name))
+		if err == nil {
+			err = inNetns(fd, cmd.Start)
+			syscallClose(fd)
+		}
+		pw.Close()
+		logf.Close()
+		if err != nil {
+			pr.Close()
+			return procs, fmt.Errorf("netns: start hostd for %s: %w", name, err)
+		}
+		hp := &hostProc{name: name, cmd: cmd, out: outPath, done: make(chan struct{})}
+		go func() { hp.err = cmd.Wait(); close(hp.done) }()
+		procs = append(procs, hp)
+		ready = append(ready, pr)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for i, f := range ready {
+		_ = f.SetReadDeadline(deadline)
+		var b [1]byte
+		if _, err := io.ReadFull(f, b[:]); err != nil {
+			return procs, fmt.Errorf("netns: hostd %s did not come up (%v); its log says:\n%s", procs[i].name, err,
+				tail(filepath.Join(r.out, procs[i].name+".hostd.log")))
+		}
+	}
+	return procs, nil
+}
+
+// stopSwitches sends SIGTERM to every switch daemon and waits (up to 10 s) until each
+// has written its samples file and exited.
+func (r *runState) stopSwitches(lab *Lab) error {
+	for _, d := range lab.State.Daemons {
+		_ = syscall.Kill(d.Pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var errs []error
+	for _, d := range lab.State.Daemons {
+		path := filepath.Join(r.out, d.Node+".samples.json")
+		for {
+			_, serr := os.Stat(path)
+			gone := syscall.Kill(d.Pid, 0) != nil
+			if serr == nil && gone {
+				break
+			}
+			if time.Now().After(deadline) {
+				errs = append(errs, fmt.Errorf("netns: switchd %s did not write %s and exit within 10s", d.Node, path))
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keepSwitchLogs copies the switch daemons' logs into the results directory before Down
+// removes the lab's directory.
+func (r *runState) keepSwitchLogs(lab *Lab) {
+	for _, d := range lab.State.Daemons {
+		if b, err := os.ReadFile(d.Log); err == nil {
+			_ = os.WriteFile(filepath.Join(r.out, d.Node+".switchd.log"), b, 0o644)
+		}
+	}
+}
+
+// assemble fills run from the host outputs and switch samples: flows in scenario order,
+// ports in plan order.
+func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
+	var errs []error
+	flows := map[uint32]results.Flow{}
+	for _, hp := range procs {
+		b, err := os.ReadFile(hp.out)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("netns: hostd %s wrote no output (%v); its log says:\n%s", hp.name, hp.err,
+				tail(filepath.Join(r.out, hp.name+".hostd.log"))))
+			continue
+		}
+		var o daemon.Output
+		if err := json.Unmarshal(b, &o); err != nil {
+			errs = append(errs, fmt.Errorf("netns: hostd %s output: %w", hp.name, err))
+			continue
+		}
+		for _, f := range o.Flows {
+			flows[f.ID] = f
+		}
+		rate := r.jobs[hp.name].Host.Rate
+		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness})
+	}
+	for _, f := range r.sc.Flows {
+		rf, ok := flows[f.ID]
+		if !ok {
+			rf = results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC, Size: f.Size, Start: f.Start}
+		}
+		run.Flows = append(run.Flows, rf)
+	}
+	for _, sp := range r.p.Switches {
+		name := sp.Config.Name
+		var s SwitchSamples
+		b, err := os.ReadFile(filepath.Join(r.out, name+".samples.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &s)
+		}
+		if err != nil || len(s.Ports) != len(sp.Config.Ports) {
+			if err == nil {
+				err = fmt.Errorf("%d ports, want %d", len(s.Ports), len(sp.Config.Ports))
+			}
+			errs = append(errs, fmt.Errorf("netns: switch %s samples: %w", name, err))
+			for i, pc := range sp.Config.Ports {
+				run.Ports = append(run.Ports, results.Port{Switch: name, Port: i, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate})
+			}
+			continue
+		}
+		run.Ports = append(run.Ports, s.Ports...)
+	}
+	return errors.Join(errs...)
+}
+
+// tail returns the last 2000 bytes of a file.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
