@@ -28,8 +28,8 @@ type Lab struct {
 	mu    sync.Mutex
 	snap  Snapshot
 	n     notifier
-	ports []results.Port     // our own records; snapshots get copies of the slice
-	index map[string]int     // "switch/port" → index in ports
+	ports []results.Port        // our own records; snapshots get copies of the slice
+	index map[string]int        // "switch/port" → index in ports
 	seen  map[string]units.Time // switch → time of the last report taken
 }
 

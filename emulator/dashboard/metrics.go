@@ -13,11 +13,11 @@ import (
 type Collector struct {
 	src Source
 
-	emulated, live, expectations                                   *prometheus.Desc
-	portBytes, portPackets, portDrops, portMarks, portPause        *prometheus.Desc
-	portQueue, portQueueDelay, portUtil, portLateness              *prometheus.Desc
-	flowAcked, flowGoodput, flowRate, flowCwnd, flowRTT, flowMPD   *prometheus.Desc
-	flowRetx, fidelityLateness                                     *prometheus.Desc
+	emulated, live, expectations                                 *prometheus.Desc
+	portBytes, portPackets, portDrops, portMarks, portPause      *prometheus.Desc
+	portQueue, portQueueDelay, portUtil, portLateness            *prometheus.Desc
+	flowAcked, flowGoodput, flowRate, flowCwnd, flowRTT, flowMPD *prometheus.Desc
+	flowRetx, fidelityLateness                                   *prometheus.Desc
 }
 
 // NewCollector returns a collector over src.
@@ -36,15 +36,15 @@ func NewCollector(src Source) *Collector {
 		portQueue:        d("reef_port_queue_bytes", "Egress queue backlog at the latest sample.", port, nil),
 		portQueueDelay:   d("reef_port_queue_delay_seconds", "Queueing delay a frame arriving at the latest sample would see.", port, nil),
 		portUtil:         d("reef_port_utilization_ratio", "Egress throughput over the port's rate, over the last few samples.", port, nil),
-		portLateness:     d("reef_port_lateness_seconds", "How late the emulator released a port's frames (quantile 1 is the maximum).", append(port, "quantile"), nil),
+		portLateness:     d("reef_port_lateness_seconds", "How late the emulator released a port's frames (stat p50, p99, max).", append(port, "stat"), nil),
 		flowAcked:        d("reef_flow_acked_bytes_total", "Payload bytes acknowledged.", flow, nil),
-		flowGoodput:      d("reef_flow_goodput_bits_per_second", "Goodput over the last few samples.", flow, nil),
-		flowRate:         d("reef_flow_rate_bits_per_second", "The congestion controller's pacing rate.", flow, nil),
+		flowGoodput:      d("reef_flow_goodput_bytes_per_second", "Goodput (payload) over the last few samples.", flow, nil),
+		flowRate:         d("reef_flow_rate_bytes_per_second", "The congestion controller's pacing rate.", flow, nil),
 		flowCwnd:         d("reef_flow_cwnd_bytes", "The congestion controller's window.", flow, nil),
 		flowRTT:          d("reef_flow_rtt_seconds", "Latest RTT sample.", flow, nil),
 		flowMPD:          d("reef_flow_mpd_seconds", "Latest max-per-hop delay (Poseidon MPD) echoed.", flow, nil),
 		flowRetx:         d("reef_flow_retransmits_total", "Retransmitted packets.", flow, nil),
-		fidelityLateness: d("reef_fidelity_lateness_seconds", "Release lateness over all ports: the worst port's p50, p99 and maximum.", []string{"quantile"}, nil),
+		fidelityLateness: d("reef_fidelity_lateness_seconds", "Release lateness over all ports: the worst port's p50, p99 and maximum.", []string{"stat"}, nil),
 	}
 }
 
@@ -109,14 +109,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			util = float64(portRate(p.Samples)) / float64(p.Rate)
 		}
 		gauge(c.portUtil, util, l...)
-		gauge(c.portLateness, p.Lateness.P50.Seconds(), append(l, "0.5")...)
-		gauge(c.portLateness, p.Lateness.P99.Seconds(), append(l, "0.99")...)
-		gauge(c.portLateness, p.Lateness.Max.Seconds(), append(l, "1")...)
+		gauge(c.portLateness, p.Lateness.P50.Seconds(), append(l, "p50")...)
+		gauge(c.portLateness, p.Lateness.P99.Seconds(), append(l, "p99")...)
+		gauge(c.portLateness, p.Lateness.Max.Seconds(), append(l, "max")...)
 		worst.P50, worst.P99, worst.Max = max(worst.P50, p.Lateness.P50), max(worst.P99, p.Lateness.P99), max(worst.Max, p.Lateness.Max)
 	}
-	gauge(c.fidelityLateness, worst.P50.Seconds(), "0.5")
-	gauge(c.fidelityLateness, worst.P99.Seconds(), "0.99")
-	gauge(c.fidelityLateness, worst.Max.Seconds(), "1")
+	gauge(c.fidelityLateness, worst.P50.Seconds(), "p50")
+	gauge(c.fidelityLateness, worst.P99.Seconds(), "p99")
+	gauge(c.fidelityLateness, worst.Max.Seconds(), "max")
 	seenFlow := map[string]bool{}
 	for i := range s.Run.Flows {
 		f := &s.Run.Flows[i]
@@ -133,8 +133,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(c.flowAcked, float64(acked), l...)
 		counter(c.flowRetx, float64(retx), l...)
-		gauge(c.flowGoodput, float64(flowGoodput(f.Samples)), l...)
-		gauge(c.flowRate, float64(last.Rate), l...)
+		gauge(c.flowGoodput, float64(flowGoodput(f.Samples))/8, l...)
+		gauge(c.flowRate, float64(last.Rate)/8, l...)
 		gauge(c.flowCwnd, float64(last.Cwnd), l...)
 		gauge(c.flowRTT, last.RTT.Seconds(), l...)
 		gauge(c.flowMPD, last.MPD.Seconds(), l...)

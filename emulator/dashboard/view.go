@@ -233,10 +233,10 @@ func verdictOf(r expect.Result) Verdict {
 // Series is part of one flow's or port's time series: rows from index From (of the
 // source's samples) to Next, thinned to at most maxRows.
 type Series struct {
-	Name    string   `json:"name"`
-	Columns []string `json:"columns"` // the first is "t (ms)"
-	From    int      `json:"from"`
-	Next    int      `json:"next"`
+	Name    string      `json:"name"`
+	Columns []string    `json:"columns"` // the first is "t (ms)"
+	From    int         `json:"from"`
+	Next    int         `json:"next"`
 	Rows    [][]float64 `json:"rows"`
 }
 
