@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -96,12 +97,22 @@ func headroom(p *plot.Plot) {
 	p.Y.Max += (p.Y.Max - p.Y.Min) / 3
 }
 
+// palette has a distinct colour for each of the maxPlotFlows lines of a figure (Tableau
+// 10 and two more).
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+	{188, 189, 34, 255}, {23, 190, 207, 255}, {0, 0, 0, 255}, {255, 187, 120, 255},
+}
+
+func colour(i int) color.Color { return palette[i%len(palette)] }
+
 func line(p *plot.Plot, xys plotter.XYs, i int, dashed bool, label string) error {
 	l, err := plotter.NewLine(xys)
 	if err != nil {
 		return err
 	}
-	l.Color = plotutil.Color(i)
+	l.Color = colour(i)
 	l.Width = vg.Points(1.5)
 	if dashed {
 		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
@@ -277,7 +288,7 @@ func (s *Summary) fctFigure() (Figure, error) {
 		if err != nil {
 			return Figure{}, fmt.Errorf("report: fct plot: %w", err)
 		}
-		bc.Color = plotutil.Color(k)
+		bc.Color = colour(k)
 		bc.LineStyle.Width = 0
 		bc.Offset = vg.Length(2*k-1) * w / 2
 		p.Add(bc)
@@ -474,7 +485,7 @@ func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get fu
 		if err != nil {
 			return Figure{}, false, fmt.Errorf("report: sweep plot: %w", err)
 		}
-		l.Color, s.Color = plotutil.Color(k), plotutil.Color(k)
+		l.Color, s.Color = colour(k), colour(k)
 		l.Width = vg.Points(1.5)
 		s.Shape = plotutil.Shape(k)
 		p.Add(l, s)
