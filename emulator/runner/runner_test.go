@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	_ "reef/cc/swift"
+	"reef/emulator/report"
+	_ "reef/emulator/sim/simbackend"
+	"reef/units"
+)
+
+const tiny = `name: tiny
+topology:
+  name: tiny
+  defaults: {rate: 100Gbps, delay: 1us, buffer: 4MB, mtu: 1500}
+  generator: {kind: dumbbell, hosts: 2}
+time_scale: 100
+duration: 200us
+warmup: 50us
+sample_interval: 5us
+seed: 1
+defaults: {cc: swift}
+flows:
+  - {group: bulk, count: 2, src: "h{i}", dst: "h{i+2}"}
+workloads:
+  - {kind: poisson, group: web, cdf: websearch, load: 0.3, hosts: [all], stop: 150us}
+sweep:
+  M: [1, 2]
+expectations:
+  - {name: moves, check: "bulk.goodput > 0bps"}
+  - {name: CHECK2, check: "jain(bulk) >= 0.5"}
+`
+
+func write(t *testing.T, dir, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, "x.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunWritesResultsAndVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		check string
+		pass  bool
+	}{{"jain(bulk) >= 0.5", true}, {"jain(bulk) > 1.5", false}} {
+		path := write(t, dir, strings.Replace(tiny, "jain(bulk) >= 0.5", tc.check, 1))
+		out := filepath.Join(dir, "out-"+map[bool]string{true: "pass", false: "fail"}[tc.pass])
+		o, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Pass != tc.pass {
+			t.Fatalf("check %q: pass = %v, want %v (%+v)", tc.check, o.Pass, tc.pass, o.Results)
+		}
+		if len(o.Summaries) != 2 || len(o.Results) != 4 {
+			t.Fatalf("%d summaries, %d results; want 2 runs × 2 checks", len(o.Summaries), len(o.Results))
+		}
+		for _, sub := range []string{"M=1", "M=2"} {
+			for _, f := range []string{"results.json", "summary.json", "scenario.json", "plan.json"} {
+				if _, err := os.Stat(filepath.Join(out, sub, f)); err != nil {
+					t.Errorf("missing %s/%s: %v", sub, f, err)
+				}
+			}
+		}
+		if _, err := os.Stat(filepath.Join(out, "expectations.json")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// wallRe matches the fields that measure wall time, the only ones allowed to differ.
+var wallRe = regexp.MustCompile(`"wall_time(_us)?": [^,\n]+`)
+
+func TestRunDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, tiny)
+	read := func(out string) []byte {
+		var all []byte
+		for _, f := range []string{"M=2/results.json", "M=2/summary.json"} {
+			b, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, wallRe.ReplaceAll(b, []byte(`"wall_time": 0`))...)
+		}
+		return all
+	}
+	var got [3][]byte
+	for i, seed := range []uint64{0, 0, 7} {
+		out := filepath.Join(dir, "run", string(rune('a'+i)))
+		if _, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: out, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		got[i] = read(out)
+	}
+	if !bytes.Equal(got[0], got[1]) {
+		t.Fatal("the same experiment and seed twice gave different results or summaries")
+	}
+	if bytes.Equal(got[0], got[2]) {
+		t.Fatal("a different seed gave the same results although the workload is random")
+	}
+}
+
+func TestBadFileCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, bad := range []string{
+		strings.Replace(tiny, "cc: swift", "cc: swfit", 1),
+		strings.Replace(tiny, `dst: "h{i+2}"`, `dst: "h{i+20}"`, 1),
+		strings.Replace(tiny, "time_scale: 100", "time_scale: 0", 1),
+		strings.Replace(tiny, "bulk.goodput", "bulk.badput", 1),
+	} {
+		path := write(t, dir, bad)
+		out := filepath.Join(dir, "never")
+		if _, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: out}); err == nil {
+			t.Fatalf("no error for a bad file")
+		} else if !strings.Contains(err.Error(), "x.yaml:") {
+			t.Errorf("error %q does not name the file and line", err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("a bad file created %s", out)
+		}
+	}
+}
+
+func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, tiny)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &cancelAt{cancel: cancel, at: 5 * units.Millisecond}
+	o, err := Run(ctx, path, Options{Backend: "sim", OutDir: filepath.Join(dir, "out"), Progress: p})
+	if err == nil || o == nil || !o.Interrupted {
+		t.Fatalf("err %v outcome %+v; want an interruption", err, o)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "out", "M=1", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Duration units.Time `json:"duration"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Duration <= 0 || r.Duration >= 20*units.Millisecond {
+		t.Fatalf("kept results cover %v; want the part before the interruption", r.Duration)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "M=2")); !os.IsNotExist(err) {
+		t.Fatal("the run after the interruption was started")
+	}
+}
+
+// cancelAt cancels the run once the emulated time passes at.
+type cancelAt struct {
+	cancel context.CancelFunc
+	at     units.Time
+}
+
+func (c *cancelAt) Start(int, int, string) {}
+func (c *cancelAt) Update(reached, _ units.Time) {
+	if reached >= c.at {
+		c.cancel()
+	}
+}
+func (c *cancelAt) Done(int, *report.Summary, error) {}
