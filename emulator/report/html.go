@@ -86,6 +86,7 @@ const runTemplate = `<!DOCTYPE html>
 {{else}}<p>No time series were recorded, so there is nothing to plot.</p>{{end}}
 </div>
 <div class="side">
+{{with .S.Paper}}<div class="card"><h2>The paper</h2>{{if .Ref}}<p><b>{{.Ref}}</b></p>{{end}}{{if .Claim}}<p class="claim">“{{.Claim}}”</p>{{end}}{{if .Notes}}<p>{{.Notes}}</p>{{end}}</div>{{end}}
 <div class="card"><h2>The paper's claims and the verdicts</h2>
 <ul class="exp">{{range .S.Expectations}}<li><span class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}✔ holds{{else}}✘ fails{{end}}</span> <b>{{.Name}}</b>
 {{if .Claim}}<div class="claim">“{{.Claim}}”</div>{{end}}
@@ -138,6 +139,7 @@ const sweepTemplate = `<!DOCTYPE html>
 {{else}}<p>No sweep variable takes several numeric values, so there is no sweep plot.</p>{{end}}
 </div>
 <div class="side">
+{{with .W.Paper}}<div class="card"><h2>The paper</h2>{{if .Ref}}<p><b>{{.Ref}}</b></p>{{end}}{{if .Claim}}<p class="claim">“{{.Claim}}”</p>{{end}}{{if .Notes}}<p>{{.Notes}}</p>{{end}}</div>{{end}}
 <div class="card"><h2>The paper's claims and the verdicts</h2>
 <ul class="exp">{{range .W.Expectations}}<li><span class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}✔{{else}}✘{{end}}</span> <b>{{.Label}}</b>
 {{if .Claim}}<div class="claim">“{{.Claim}}”</div>{{end}}

@@ -219,7 +219,10 @@ func TestSummarize(t *testing.T) {
 func TestWriteRunAndRerender(t *testing.T) {
 	p := testPlan(t)
 	sc, run := testRun("exp", 1, 1)
-	s, err := Summarize(p, sc, run, parse(t, expect.Spec{Name: "fair", Check: "jain(bulk) >= 0.8", Claim: "bulk flows share fairly"}))
+	exp, vars := ParseRunName(sc.Name)
+	s, err := SummarizeInput(&Input{Experiment: exp, Vars: vars, Plan: p, Scenario: sc, Run: run,
+		Paper:        &Paper{Ref: "Poseidon, NSDI'23, Fig. 12", Claim: "the victim gets its share", Notes: "scaled by 10"},
+		Expectations: parse(t, expect.Spec{Name: "fair", Check: "jain(bulk) >= 0.8", Claim: "bulk flows share fairly"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +254,7 @@ func TestWriteRunAndRerender(t *testing.T) {
 			t.Errorf("report.html does not embed %s.png", name)
 		}
 	}
-	for _, want := range []string{"bulk flows share fairly", "jain(bulk) >= 0.8", "τ = 10", "Fidelity", "https://"} {
+	for _, want := range []string{"bulk flows share fairly", "jain(bulk) >= 0.8", "τ = 10", "Poseidon, NSDI'23, Fig. 12", "the victim gets its share", "Fidelity", "https://"} {
 		has := strings.Contains(string(page), want)
 		if want == "https://" {
 			if has {

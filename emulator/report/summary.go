@@ -46,7 +46,9 @@ type Summary struct {
 	Experiment string            `json:"experiment"`
 	Run        string            `json:"run"`
 	Vars       map[string]string `json:"vars,omitempty"`
-	Backend    string            `json:"backend"`
+	// Paper is the result the experiment reproduces, when the runner passed it.
+	Paper   *Paper `json:"paper,omitempty"`
+	Backend string `json:"backend"`
 	// TimeScale is τ: paper time = emulator time / τ, paper rate = emulator rate × τ.
 	TimeScale float64 `json:"time_scale"`
 	Seed      uint64  `json:"seed"`
@@ -206,14 +208,24 @@ type Fidelity struct {
 	Threshold float64 `json:"threshold_packets"`
 }
 
+// Paper cites the result an experiment reproduces (the experiment file's paper:).
+type Paper struct {
+	Ref   string `json:"ref,omitempty"`
+	Claim string `json:"claim,omitempty"`
+	// Notes says how the laptop figures relate to the paper's.
+	Notes string `json:"notes,omitempty"`
+}
+
 // Input is what a summary is computed from; WriteRun stores it in the run directory
 // (input.json, results.json) so `reef report` can recompute everything.
 type Input struct {
 	Experiment string
 	Vars       map[string]string
-	Plan       *plan.Plan
-	Scenario   *scenario.Scenario
-	Run        *results.Run
+	// Paper, if set, is shown in the reports.
+	Paper    *Paper
+	Plan     *plan.Plan
+	Scenario *scenario.Scenario
+	Run      *results.Run
 	// Expectations are the parsed checks; Specs their source (kept for re-rendering).
 	Expectations []*expect.Expectation
 }
@@ -259,7 +271,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 		from = 0
 	}
 	s := &Summary{
-		Experiment: in.Experiment, Run: sc.Name, Vars: in.Vars, Backend: run.Backend,
+		Experiment: in.Experiment, Run: sc.Name, Vars: in.Vars, Paper: in.Paper, Backend: run.Backend,
 		TimeScale: sc.TimeScale, Seed: sc.Seed,
 		DurationUS: run.Duration.Microseconds(), WallTimeUS: run.WallTime.Microseconds(),
 		WindowUS: [2]float64{from.Microseconds(), to.Microseconds()},

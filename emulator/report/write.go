@@ -30,6 +30,7 @@ const (
 type inputFile struct {
 	Experiment   string             `json:"experiment"`
 	Vars         map[string]string  `json:"vars,omitempty"`
+	Paper        *Paper             `json:"paper,omitempty"`
 	Plan         *plan.Plan         `json:"plan"`
 	Scenario     *scenario.Scenario `json:"scenario"`
 	Expectations []expect.Spec      `json:"expectations"`
@@ -64,7 +65,7 @@ func WriteRun(dir string, s *Summary, run *results.Run) error {
 	for i, x := range s.in.Expectations {
 		specs[i] = x.Spec
 	}
-	if err := writeJSON(filepath.Join(dir, InputFile), inputFile{s.in.Experiment, s.in.Vars, s.in.Plan, s.in.Scenario, specs}); err != nil {
+	if err := writeJSON(filepath.Join(dir, InputFile), inputFile{s.in.Experiment, s.in.Vars, s.in.Paper, s.in.Plan, s.in.Scenario, specs}); err != nil {
 		return err
 	}
 	if err := writeJSON(filepath.Join(dir, ResultsFile), run); err != nil {
@@ -156,7 +157,7 @@ func LoadRun(dir string) (*Input, error) {
 		}
 		var old Summary
 		if err := readJSON(filepath.Join(dir, SummaryFile), &old); err == nil {
-			in.Experiment, in.Vars, in.Expectations = old.Experiment, old.Vars, old.Checks
+			in.Experiment, in.Vars, in.Paper, in.Expectations = old.Experiment, old.Vars, old.Paper, old.Checks
 			if old.Checks == nil { // an older summary: keep the checks it evaluated
 				for _, r := range old.Expectations {
 					in.Expectations = append(in.Expectations, expect.Spec{Name: r.Name, Check: r.Check, Claim: r.Claim})
@@ -177,7 +178,7 @@ func LoadRun(dir string) (*Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", dir, err)
 	}
-	return &Input{Experiment: in.Experiment, Vars: in.Vars, Plan: in.Plan, Scenario: in.Scenario, Run: run, Expectations: exps}, nil
+	return &Input{Experiment: in.Experiment, Vars: in.Vars, Paper: in.Paper, Plan: in.Plan, Scenario: in.Scenario, Run: run, Expectations: exps}, nil
 }
 
 func readJSON(path string, v any) error {
@@ -226,6 +227,7 @@ type RunEntry struct {
 // Sweep is sweep.json: the runs of a sweep and every expectation over them.
 type Sweep struct {
 	Experiment string     `json:"experiment"`
+	Paper      *Paper     `json:"paper,omitempty"`
 	TimeScale  float64    `json:"time_scale"`
 	Runs       []SweepRun `json:"runs"`
 	// Expectations are each per-run check on every run it selects and each check that
@@ -266,7 +268,7 @@ func WriteSweep(dir string, runs []RunEntry) (*Sweep, error) {
 			return nil, fmt.Errorf("report: sweep run %d (%s): want a summary made by Summarize", i, r.Dir)
 		}
 		if w.Experiment == "" {
-			w.Experiment, w.TimeScale = s.Experiment, s.TimeScale
+			w.Experiment, w.TimeScale, w.Paper = s.Experiment, s.TimeScale, s.Paper
 		}
 		rel := r.Dir
 		if ad, err := filepath.Abs(dir); err == nil {
