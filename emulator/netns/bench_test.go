@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"reef/emulator/plan"
+	"reef/units"
 	"reef/wire"
 )
 
@@ -67,6 +69,11 @@ func BenchmarkForwarding(b *testing.B) {
 			}
 			frame := blastFrame(p, size)
 
+			// The switches share CPU 1; the blaster has CPU 0 (the kernel's forwarding
+			// below runs on the blaster's CPU, inside its sends).
+			for _, d := range lab.State.Daemons {
+				pinProcess(d.Pid, 1)
+			}
 			sent, got := blastAndCount(b, h1, h2, frame, blast)
 			reef := float64(got) / blast.Seconds()
 			b.Logf("switchd: offered %.0f pps, delivered %.0f pps", float64(sent)/blast.Seconds(), reef)
@@ -133,19 +140,7 @@ func blastFrame(p *plan.Plan, size int) []byte {
 // how many it sent and how many reached h2's eth0 meanwhile (plus 50 ms to drain).
 func blastAndCount(b *testing.B, h1, h2 *nsHandle, frame []byte, d time.Duration) (sent, got uint64) {
 	b.Helper()
-	var fd int
-	err := inNetns(h1.fd, func() error {
-		var err error
-		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
-			return err
-		}
-		ifi, err := net.InterfaceByName("eth0")
-		if err != nil {
-			return err
-		}
-		_ = unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1)
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: ifi.Index})
-	})
+	fd, err := packetSocket(h1, "eth0")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -160,13 +155,15 @@ func blastAndCount(b *testing.B, h1, h2 *nsHandle, frame []byte, d time.Duration
 	before := rx()
 	done := make(chan struct{})
 	go func() {
-		// One locked thread under SCHED_FIFO, so the offered load does not depend on
-		// what else the machine runs; below the switches' priority (10), so they
-		// preempt it and it offers what the CPUs they leave can send.
+		// One locked thread on CPU 0 under SCHED_FIFO, so the offered load does not
+		// depend on what else the machine runs.
 		defer close(done)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 5}
+		var cpu0 unix.CPUSet
+		cpu0.Set(0)
+		_ = unix.SchedSetaffinity(0, &cpu0)
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 20}
 		_ = unix.SchedSetAttr(0, &attr, 0)
 		end := time.Now().Add(d)
 		for time.Now().Before(end) {
@@ -298,4 +295,58 @@ func summarize(raw []byte) string {
 			p.Name, p.RxPackets, p.TxPackets, p.Drops, d.RingDrops, d.TxErrors, p.Lateness.P50, p.Lateness.P99)
 	}
 	return out
+}
+
+// packetSocket opens an AF_PACKET socket for sending on ifname in namespace h (with
+// PACKET_QDISC_BYPASS: it skips the interface's tbf).
+func packetSocket(h *nsHandle, ifname string) (int, error) {
+	var fd int
+	err := inNetns(h.fd, func() error {
+		var err error
+		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
+			return err
+		}
+		ifi, err := net.InterfaceByName(ifname)
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		_ = unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1)
+		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		return nil
+	})
+	return fd, err
+}
+
+// pacedBlast writes frame on fd at rate (bits of whole frames per second) for d,
+// catching up every 200 µs or so, and returns the frames sent.
+func pacedBlast(fd int, frame []byte, rate units.Rate, d time.Duration) int {
+	start := time.Now()
+	sent := 0
+	for {
+		el := time.Since(start)
+		if el >= d {
+			return sent
+		}
+		due := int(float64(rate) * el.Seconds() / float64(8*len(frame)))
+		for ; sent < due; sent++ {
+			_, _ = unix.Write(fd, frame)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// pinProcess moves every thread of pid to cpu.
+func pinProcess(pid, cpu int) {
+	var set unix.CPUSet
+	set.Set(cpu)
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			_ = unix.SchedSetaffinity(tid, &set)
+		}
+	}
 }

@@ -337,14 +337,17 @@ func setupHost(p *plan.Plan, h *plan.Host, nh *nsHandle, hosts []byte) error {
 	return nil
 }
 
-// tbfFor shapes a host's NIC to rate: a bucket of two frames or 20 µs of traffic,
-// whichever is larger, and a queue of the link's buffer (at least 64 KB).
+// tbfFor shapes a host's NIC to rate: a bucket of two frames or 200 µs of traffic,
+// whichever is larger, and a queue of the link's buffer (at least 64 KB). The bucket is
+// sized for the timer: tbf releases at most a bucket per watchdog wakeup, and on a busy
+// machine those come 50–100 µs late, so a bucket of a frame or two would cap the rate far
+// below the link's. Bursts up to the bucket leave the host back to back.
 func tbfFor(ifindex int, rate units.Rate, mtu int, buffer units.Bytes) *netlink.Tbf {
 	if mtu <= 0 {
 		mtu = 1500
 	}
 	bps := uint64(rate / 8)
-	burst := max(uint64(2*(mtu+14)), uint64(rate.BytesIn(20*units.Microsecond)))
+	burst := max(uint64(2*(mtu+14)), uint64(rate.BytesIn(200*units.Microsecond)))
 	limit := max(uint64(buffer), 64<<10)
 	return &netlink.Tbf{
 		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: ifindex, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
