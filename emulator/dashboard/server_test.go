@@ -52,7 +52,7 @@ func TestServerAPI(t *testing.T) {
 	s.RunUntil(units.Millisecond)
 	f.Push(s.Now(), s.Results())
 	get(t, srv.URL+"/api/state", &st)
-	if len(st.Flows) != 1 || st.Flows[0].N == 0 || st.Now != units.Millisecond {
+	if len(st.Flows) != 1 || st.Flows[0].N == 0 || st.Now != int64(units.Millisecond) {
 		t.Fatalf("state after 1ms: flows %+v now %v", st.Flows, st.Now)
 	}
 	var se Series

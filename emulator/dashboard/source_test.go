@@ -91,7 +91,7 @@ func TestRunSimFeeds(t *testing.T) {
 	if st.Links[mid].Util < 0.5 {
 		t.Fatalf("s1–s2 utilisation %.2f with one DCTCP flow, want ≥ 0.5", st.Links[mid].Util)
 	}
-	if st.Flows[0].Goodput < 500*units.Mbps {
+	if st.Flows[0].Goodput < float64(500*units.Mbps) {
 		t.Fatalf("flow goodput %v, want ≥ 500Mbps", st.Flows[0].Goodput)
 	}
 }

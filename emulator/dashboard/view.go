@@ -26,10 +26,11 @@ type LinkInfo struct {
 	A  string `json:"a"`
 	B  string `json:"b"`
 	// Label is "a:iface—b:iface".
-	Label  string      `json:"label"`
-	Rate   units.Rate  `json:"rate"`
-	Delay  units.Time  `json:"delay"`
-	Buffer units.Bytes `json:"buffer"`
+	Label string `json:"label"`
+	// Rate in bit/s, Delay in ns, Buffer in bytes (plain numbers for the page).
+	Rate   float64 `json:"rate"`
+	Delay  int64   `json:"delay"`
+	Buffer int64   `json:"buffer"`
 }
 
 func topologyOf(s *Snapshot) *Topology {
@@ -40,7 +41,7 @@ func topologyOf(s *Snapshot) *Topology {
 	t.Nodes = Layout(s.Plan)
 	for i, l := range s.Plan.Links {
 		t.Links = append(t.Links, LinkInfo{ID: i, A: l.A.Node, B: l.B.Node,
-			Label: l.A.Node + ":" + l.A.Iface + "—" + l.B.Node + ":" + l.B.Iface, Rate: l.Rate, Delay: l.Delay, Buffer: l.Buffer})
+			Label: l.A.Node + ":" + l.A.Iface + "—" + l.B.Node + ":" + l.B.Iface, Rate: float64(l.Rate), Delay: int64(l.Delay), Buffer: int64(l.Buffer)})
 	}
 	return t
 }
@@ -52,7 +53,7 @@ type State struct {
 	PlanGen  uint64      `json:"plan_gen"`
 	Title    string      `json:"title"`
 	Live     bool        `json:"live"`
-	Now      units.Time  `json:"now"`
+	Now      int64       `json:"now"` // ns
 	Note     string      `json:"note,omitempty"`
 	Links    []LinkState `json:"links"`
 	Ports    []PortState `json:"ports"`
@@ -66,10 +67,10 @@ type LinkState struct {
 	Util float64 `json:"util"`
 	// Queue is the deepest egress backlog of the link's switch ends; QueueFrac that
 	// over the link's buffer.
-	Queue     units.Bytes `json:"queue"`
-	QueueFrac float64     `json:"queue_frac"`
-	Drops     int64       `json:"drops"`
-	Marks     int64       `json:"marks"`
+	Queue     int64   `json:"queue"`
+	QueueFrac float64 `json:"queue_frac"`
+	Drops     int64   `json:"drops"`
+	Marks     int64   `json:"marks"`
 	// Ports are the indices in State.Ports of the link's switch egress ports.
 	Ports []int `json:"ports"`
 }
@@ -84,18 +85,19 @@ type PortState struct {
 
 // FlowState is one flow's latest figures.
 type FlowState struct {
-	Name    string      `json:"name"`
-	Group   string      `json:"group"`
-	CC      string      `json:"cc"`
-	Src     string      `json:"src"`
-	Dst     string      `json:"dst"`
-	N       int         `json:"n"`
-	Goodput units.Rate  `json:"goodput"`
-	Rate    units.Rate  `json:"rate"`
-	Cwnd    units.Bytes `json:"cwnd"`
-	RTT     units.Time  `json:"rtt"`
-	MPD     units.Time  `json:"mpd"`
-	Done    bool        `json:"done"`
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	CC    string `json:"cc"`
+	Src   string `json:"src"`
+	Dst   string `json:"dst"`
+	N     int    `json:"n"`
+	Done  bool   `json:"done"`
+	// Goodput and Rate in bit/s, Cwnd in bytes, RTT and MPD in ns.
+	Goodput float64 `json:"goodput"`
+	Rate    float64 `json:"rate"`
+	Cwnd    int64   `json:"cwnd"`
+	RTT     int64   `json:"rtt"`
+	MPD     int64   `json:"mpd"`
 }
 
 // Verdict is one expectation's verdict as shown.
@@ -165,7 +167,7 @@ func portLinks(p *plan.Plan, run *results.Run) []int {
 }
 
 func stateOf(s *Snapshot, planGen uint64) *State {
-	st := &State{Version: s.Version, PlanGen: planGen, Title: s.Title, Live: s.Live, Now: s.Now, Note: s.Note,
+	st := &State{Version: s.Version, PlanGen: planGen, Title: s.Title, Live: s.Live, Now: int64(s.Now), Note: s.Note,
 		Links: []LinkState{}, Ports: []PortState{}, Flows: []FlowState{}, Verdicts: []Verdict{}}
 	if s.Plan != nil {
 		st.Links = make([]LinkState, len(s.Plan.Links))
@@ -190,21 +192,21 @@ func stateOf(s *Snapshot, planGen uint64) *State {
 			ls.Ports = append(ls.Ports, i)
 			ls.Util = max(ls.Util, ps.Util)
 			if n := len(pt.Samples); n > 0 {
-				ls.Queue = max(ls.Queue, pt.Samples[n-1].QueueBytes)
+				ls.Queue = max(ls.Queue, int64(pt.Samples[n-1].QueueBytes))
 			}
 			ls.Drops += pt.Drops
 			ls.Marks += pt.Marks
 		}
 	}
 	// a host's uplink carries what its flows send: the switches do not see that direction
-	sent := map[string]units.Rate{}
+	sent := map[string]float64{}
 	for i := range run.Flows {
 		f := &run.Flows[i]
 		fs := FlowState{Name: f.Name, Group: f.Group, CC: f.CC, Src: f.Src, Dst: f.Dst, N: len(f.Samples),
-			Goodput: flowGoodput(f.Samples), Done: f.Finish > 0}
+			Goodput: float64(flowGoodput(f.Samples)), Done: f.Finish > 0}
 		if n := len(f.Samples); n > 0 {
 			last := f.Samples[n-1]
-			fs.Rate, fs.Cwnd, fs.RTT, fs.MPD = last.Rate, last.Cwnd, last.RTT, last.MPD
+			fs.Rate, fs.Cwnd, fs.RTT, fs.MPD = float64(last.Rate), int64(last.Cwnd), int64(last.RTT), int64(last.MPD)
 		}
 		sent[f.Src] += fs.Goodput
 		st.Flows = append(st.Flows, fs)
@@ -214,7 +216,7 @@ func stateOf(s *Snapshot, planGen uint64) *State {
 			ls := &st.Links[i]
 			for _, e := range []plan.Endpoint{l.A, l.B} {
 				if e.IsHost && l.Rate > 0 {
-					ls.Util = max(ls.Util, float64(sent[e.Node])/float64(l.Rate))
+					ls.Util = max(ls.Util, sent[e.Node]/float64(l.Rate))
 				}
 			}
 			if l.Buffer > 0 {
