@@ -1,7 +1,9 @@
 // Package runner executes an experiment file end to end: load and compile every sweep
 // point (so a bad file fails before anything is created), run each point on a backend,
-// and write the results directory: per run the raw results, the scenario and plan, and
-// the report's summary; for the experiment the expectations' verdicts. It is what
+// and write the results directory through emulator/report: per run a sub-directory named
+// after its sweep point with summary.json, results.json (the raw results.Run),
+// input.json, the time series as CSV, plots and report.html; at the top sweep.json with
+// every expectation's verdict, the sweep plots and a combined report.html. It is what
 // `reef run` calls.
 //
 // # Usage
@@ -16,7 +18,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -64,7 +65,8 @@ type Outcome struct {
 	Dir string
 	// Summaries are the runs' summaries, in sweep order (fewer when interrupted).
 	Summaries []*report.Summary
-	// Results are every expectation's verdict: per run, then across runs.
+	// Results are every expectation's verdict over the sweep (expect.Evaluate): each
+	// per-run check on every run it selects, each check comparing runs once per group.
 	Results []expect.Result
 	// Pass is true when every expectation evaluated held.
 	Pass bool
@@ -113,7 +115,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	out := &Outcome{Dir: dir, Pass: true}
-	var envs []*expect.Env
+	var entries []report.RunEntry
 	for i, r := range runs {
 		sub := filepath.Join(dir, runDirName(r))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -126,68 +128,55 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		if opts.Progress != nil {
 			ro.Progress = opts.Progress.Update
 		}
-		if err := writeJSON(filepath.Join(sub, "scenario.json"), r.Scenario); err != nil {
-			return out, err
-		}
-		if err := writeJSON(filepath.Join(sub, "plan.json"), r.Plan); err != nil {
-			return out, err
-		}
 		res, runErr := be.Run(ctx, r.Plan, r.Scenario, ro)
 		interrupted := runErr != nil && ctx.Err() != nil
-		if runErr != nil && !interrupted {
+		if runErr != nil && !interrupted || res == nil {
+			if runErr == nil {
+				runErr = errors.New("backend returned no results")
+			}
 			if opts.Progress != nil {
 				opts.Progress.Done(i, nil, runErr)
 			}
 			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, runErr)
 		}
-		if res != nil {
-			if err := writeJSON(filepath.Join(sub, "results.json"), res); err != nil {
-				return out, err
-			}
-			s, err := summarize(r, res)
-			if err != nil {
-				return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
-			}
-			if err := writeJSON(filepath.Join(sub, "summary.json"), s); err != nil {
-				return out, err
-			}
-			out.Summaries = append(out.Summaries, s)
-			out.Results = append(out.Results, s.Expectations...)
-			if env := s.Env(); env != nil {
-				envs = append(envs, env)
-			}
-			if opts.Progress != nil {
-				opts.Progress.Done(i, s, runErr)
-			}
+		s, err := summarize(x, r, res)
+		if err != nil {
+			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
+		}
+		// summary.json, results.json, input.json, time series, plots and report.html
+		if err := report.WriteRun(sub, s, res); err != nil {
+			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
+		}
+		out.Summaries = append(out.Summaries, s)
+		entries = append(entries, report.RunEntry{Dir: sub, Summary: s})
+		if opts.Progress != nil {
+			opts.Progress.Done(i, s, runErr)
 		}
 		if interrupted {
 			out.Interrupted = true
 			out.Pass = false
-			_ = writeJSON(filepath.Join(dir, "expectations.json"), out.Results)
-			return out, fmt.Errorf("runner: interrupted during %s; results so far are in %s: %w", r.Scenario.Name, dir, runErr)
-		}
-	}
-	// Checks that compare runs (convergence_time(poseidon) * 3 <= …) need the whole sweep.
-	if len(runs) > 0 {
-		var cross []*expect.Expectation
-		for _, e := range runs[0].Expectations {
-			if e.CrossRun() {
-				cross = append(cross, e)
+			for _, s := range out.Summaries {
+				out.Results = append(out.Results, s.Expectations...)
 			}
+			if _, err := report.WriteSweep(dir, entries); err != nil {
+				return out, errors.Join(runErr, err)
+			}
+			return out, fmt.Errorf("runner: interrupted during %s; what was measured is in %s: %w", r.Scenario.Name, dir, runErr)
 		}
-		out.Results = append(out.Results, expect.Evaluate(cross, envs)...)
 	}
-	for _, r := range out.Results {
-		out.Pass = out.Pass && r.Pass
+	// The combined report evaluates every check over the sweep, including those that
+	// compare runs (convergence_time(poseidon) * 3 <= convergence_time(swift)).
+	sw, err := report.WriteSweep(dir, entries)
+	if err != nil {
+		return out, fmt.Errorf("runner: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "expectations.json"), out.Results); err != nil {
-		return out, err
-	}
+	out.Results, out.Pass = sw.Expectations, sw.Pass
 	return out, nil
 }
 
-// summarize asks the report for the run's summary with the run's sweep variables.
-func summarize(r *experiment.Run, res *results.Run) (*report.Summary, error) {
+// summarize asks the report for the run's summary with the run's sweep variables and
+// the paper's claim.
+func summarize(x *experiment.Experiment, r *experiment.Run, res *results.Run) (*report.Summary, error) {
 	vars := map[string]string{}
 	for _, v := range r.Point.Vars {
 		vars[v.Name] = fmt.Sprint(v.Value)
@@ -195,7 +184,12 @@ func summarize(r *experiment.Run, res *results.Run) (*report.Summary, error) {
 	if len(vars) == 0 {
 		vars = nil
 	}
-	return report.SummarizeInput(&report.Input{Experiment: r.Experiment, Vars: vars, Plan: r.Plan,
+	pp := r.Point.File.Paper
+	var paper *report.Paper
+	if pp != (experiment.Paper{}) {
+		paper = &report.Paper{Ref: pp.Ref, Claim: pp.Claim, Notes: pp.Notes}
+	}
+	return report.SummarizeInput(&report.Input{Experiment: r.Experiment, Vars: vars, Paper: paper, Plan: r.Plan,
 		Scenario: r.Scenario, Run: res, Expectations: r.Expectations})
 }
 
@@ -207,18 +201,3 @@ func runDirName(r *experiment.Run) string {
 	}
 	return strings.NewReplacer("/", "_", " ", "_", "\\", "_").Replace(r.Point.Label)
 }
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("runner: %s: %w", filepath.Base(path), err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("runner: %w", err)
-	}
-	return nil
-}
-
-// ErrExpectations is returned (wrapped) by callers that turn a failed expectation into
-// an error; reef run exits 1 on it.
-var ErrExpectations = errors.New("expectations failed")

@@ -66,14 +66,16 @@ func TestRunWritesResultsAndVerdicts(t *testing.T) {
 			t.Fatalf("%d summaries, %d results; want 2 runs × 2 checks", len(o.Summaries), len(o.Results))
 		}
 		for _, sub := range []string{"M=1", "M=2"} {
-			for _, f := range []string{"results.json", "summary.json", "scenario.json", "plan.json"} {
+			for _, f := range []string{"results.json", "summary.json", "input.json", "report.html"} {
 				if _, err := os.Stat(filepath.Join(out, sub, f)); err != nil {
 					t.Errorf("missing %s/%s: %v", sub, f, err)
 				}
 			}
 		}
-		if _, err := os.Stat(filepath.Join(out, "expectations.json")); err != nil {
-			t.Error(err)
+		for _, f := range []string{"sweep.json", "report.html"} {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }
