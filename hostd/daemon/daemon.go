@@ -156,6 +156,7 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 		Clock:      clock,
 		RTPriority: job.RTPriority,
 		Tick:       interval,
+		Until:      job.Duration,
 		OnTick: func(now units.Time, _ *afpacket.Stats) {
 			sample(now)
 			if now >= job.Duration {
