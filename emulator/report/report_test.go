@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -392,5 +393,38 @@ func TestRenderDirWithoutInput(t *testing.T) {
 	}
 	if _, err := RenderDir(t.TempDir()); err == nil {
 		t.Error("RenderDir of an empty directory succeeded")
+	}
+}
+
+// BenchmarkSummarizeMessages summarises a run of 4 long-lived flows and 5000 messages
+// (each message gets its own oracle call).
+func BenchmarkSummarizeMessages(b *testing.B) {
+	tp, err := topo.Parse("t.yaml", []byte("name: t\ndefaults: {rate: 100Mbps, delay: 10us, buffer: 1MB, mtu: 1500}\ngenerator: {kind: dumbbell, hosts: 4}\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc := &scenario.Scenario{Name: "bench", Duration: 100 * ms, SampleInterval: ms}
+	run := &results.Run{Backend: "sim", Duration: 100 * ms}
+	for i := 0; i < 4; i++ {
+		f := results.Flow{ID: uint32(i), Name: "long" + strconv.Itoa(i), Group: "long", Src: "h" + strconv.Itoa(i+1), Dst: "h" + strconv.Itoa(i+5), Start: units.Time(i) * 10 * ms}
+		for k := 1; k <= 100; k++ {
+			f.Samples = append(f.Samples, results.FlowSample{T: units.Time(k) * ms, Acked: units.Bytes(k * 3000), RTT: 50 * us})
+		}
+		run.Flows = append(run.Flows, f)
+	}
+	for i := 0; i < 5000; i++ {
+		start := units.Time(i) * 20 * us
+		run.Flows = append(run.Flows, results.Flow{ID: uint32(100 + i), Name: "m" + strconv.Itoa(i), Group: "msg",
+			Src: "h" + strconv.Itoa(1+i%4), Dst: "h" + strconv.Itoa(5+(i/4)%4), Size: units.Bytes(1000 + 37*i), Start: start, Finish: start + 300*us})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Summarize(p, sc, run, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -337,7 +337,7 @@ func flowEnd(f *results.Flow, sf *scenario.Flow, to units.Time) units.Time {
 // segment is an interval with a constant set of active long-lived flows.
 type segment struct {
 	from, to units.Time
-	share    []units.Rate // per run flow (0 if not counted)
+	share    map[int]units.Rate // by run flow index (absent: not active)
 }
 
 func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
@@ -360,25 +360,43 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	cache := map[string][]units.Rate{}
-	shares := func(active []bool) ([]units.Rate, error) {
-		var key strings.Builder
-		for _, a := range active {
-			key.WriteByte("01"[b2i(a)])
-		}
-		if r, ok := cache[key.String()]; ok {
+	// shares runs the oracle over the flows idx (sorted), cached by set.
+	cache := map[string]map[int]units.Rate{}
+	shares := func(idx []int) (map[int]units.Rate, error) {
+		key := fmt.Sprint(idx)
+		if r, ok := cache[key]; ok {
 			return r, nil
 		}
-		fe := make([]metrics.FlowEnds, n)
-		for i, f := range run.Flows {
-			fe[i] = metrics.FlowEnds{Src: f.Src, Dst: f.Dst, Active: active[i]}
+		fe := make([]metrics.FlowEnds, len(idx))
+		for k, i := range idx {
+			fe[k] = metrics.FlowEnds{Src: run.Flows[i].Src, Dst: run.Flows[i].Dst, Active: true}
 		}
 		r, err := metrics.FairShares(p, fe)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
-		cache[key.String()] = r
-		return r, nil
+		m := make(map[int]units.Rate, len(idx))
+		for k, i := range idx {
+			m[i] = r[k]
+		}
+		cache[key] = m
+		return m, nil
+	}
+	// longAt lists the long-lived flows active at t (started, not yet ended).
+	var long []int
+	for i, f := range run.Flows {
+		if f.Size == 0 {
+			long = append(long, i)
+		}
+	}
+	longAt := func(t units.Time) []int {
+		var idx []int
+		for _, i := range long {
+			if run.Flows[i].Start <= t && ends[i] > t {
+				idx = append(idx, i)
+			}
+		}
+		return idx
 	}
 	var segs []segment
 	for k := 0; k+1 < len(cuts); k++ {
@@ -386,11 +404,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		if b <= a || a >= to {
 			continue
 		}
-		active := make([]bool, n)
-		for i, f := range run.Flows {
-			active[i] = f.Size == 0 && f.Start <= a && ends[i] > a
-		}
-		sh, err := shares(active)
+		sh, err := shares(longAt(a))
 		if err != nil {
 			return err
 		}
@@ -405,6 +419,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		return 0
 	}
 	rttCache := map[[2]string]units.Time{}
+	bnCache := map[[2]string]units.Rate{}
 	for i := range run.Flows {
 		f := &run.Flows[i]
 		lineRate := units.Rate(0)
@@ -433,11 +448,9 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 				share /= w
 			}
 		} else {
-			active := make([]bool, n)
-			for j, g := range run.Flows {
-				active[j] = j == i || (g.Size == 0 && g.Start <= f.Start && ends[j] > f.Start)
-			}
-			sh, err := shares(active)
+			idx := append(longAt(f.Start), i)
+			sort.Ints(idx)
+			sh, err := shares(idx)
 			if err != nil {
 				return err
 			}
@@ -477,7 +490,12 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 		if f.Size > 0 && f.Finish > 0 {
 			fct := f.Finish - f.Start
-			ideal := metrics.IdealFCT(f.Size, bottleneck(p, f.Src, f.Dst), base)
+			bn, ok := bnCache[key]
+			if !ok {
+				bn = bottleneck(p, f.Src, f.Dst)
+				bnCache[key] = bn
+			}
+			ideal := metrics.IdealFCT(f.Size, bn, base)
 			fl.FCTUS, fl.IdealFCTUS = ptr(fct.Microseconds()), ptr(ideal.Microseconds())
 			fl.Slowdown = ptr(metrics.Slowdown(fct, ideal))
 			ef.FCT, ef.IdealFCT = fct, ideal
@@ -509,13 +527,6 @@ func PayloadEfficiency(mtu, intHops int) float64 {
 		return 1
 	}
 	return float64(mss) / float64(transport.DataFrameLen(mss, intHops))
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // bottleneck is the slowest link rate on the first path from src to dst.
