@@ -37,7 +37,8 @@
 //     not followed: at u near u_min packets are further apart than 3τ, and the flow would
 //     never update again.
 //   - Window uses w = min(·, BDP_base) (spec A1: Alg. 2 prints max, the text and artifact
-//     min).
+//     min), rounded up to whole packets as in the artifact (spec §2.3), so the smallest
+//     window is one packet.
 //   - With coalesced ACKs one ACK is one regression point; AckedPackets counts the
 //     packets for the rate estimate, and InflightEcho is that of the triggering packet.
 //   - No reaction to loss or timeouts (spec §2.10, A19): OSCAR reacts to the delay they
@@ -208,6 +209,7 @@ type Oscar struct {
 	mu       float64 // line rate, bit/s
 	pktBits  float64 // frame bits per packet
 	payload  float64 // MSS / PacketSize: frame bytes to payload bytes
+	mss      float64
 	base     float64 // RTT_base, ns
 	target   float64 // D_target, ns
 	bdpBytes float64 // BDP_base in frame bytes
@@ -234,6 +236,7 @@ func New(env cc.Env, p *Params) (*Oscar, error) {
 		mu:      float64(env.LineRate),
 		pktBits: float64(pkt) * 8,
 		payload: float64(env.MSS) / float64(pkt),
+		mss:     float64(env.MSS),
 		base:    float64(env.BaseRTT),
 		u:       p.InitRatio,
 	}
@@ -302,10 +305,14 @@ func (o *Oscar) Deadline() units.Time { return units.Never }
 // OnDeadline implements cc.Algorithm.
 func (o *Oscar) OnDeadline(units.Time) {}
 
-// Window is min(u·D_target·μ, BDP_base), in payload bytes.
+// Window is min(u·D_target·μ, BDP_base) in payload bytes, rounded up to whole packets
+// as the authors' artifact does (spec §2.3: "a packet may be sent if inflight_pkts <
+// ceil(w/pkt_size)"). Rounding down would stall the additive increase: u is re-derived
+// each batch from the in-flight the window allowed, so a flow whose U_AI step is below
+// one packet of window would never grow and flows would lock into unfair shares.
 func (o *Oscar) Window() units.Bytes {
-	w := min(o.u*o.target*o.mu/8e9, o.bdpBytes)
-	return units.Bytes(w * o.payload)
+	w := min(o.u*o.target*o.mu/8e9, o.bdpBytes) * o.payload
+	return units.Bytes(math.Ceil(w/o.mss)) * units.Bytes(o.mss)
 }
 
 // Rate is u·μ (frame bits per second).

@@ -141,8 +141,9 @@ func TestControlLaw(t *testing.T) {
 		// u_w = 450KB·8/(39.5µs·100G) = 0.911; 6 packets of 1000 B in 6 µs is 8 Gbps, so
 		// u_r = 0.08/(1+1) = 0.04.
 		c.wantU("min(u_w, u_r) + U_AI", 0.041)
-		if got, want := c.o.Window(), units.Bytes(9225); got != want {
-			t.Errorf("Window = %v, want u·D_target·μ = 0.041·225KB = %v", got, want)
+		// spec §2.3: the artifact rounds the window up to whole packets.
+		if got, want := c.o.Window(), units.Bytes(10000); got != want {
+			t.Errorf("Window = %v, want u·D_target·μ = 0.041·225KB = 9.225KB rounded up to 10 packets", got)
 		}
 		if got := c.o.Rate(); got != 4100*units.Mbps {
 			t.Errorf("Rate = %v, want u·μ = 4.1Gbps", got)
@@ -184,8 +185,8 @@ func TestControlLaw(t *testing.T) {
 		c.ack(0, units.Millisecond, 100)
 		c.batch(0, 3, units.Millisecond, 100)
 		c.wantU("bounded by u_min (spec A6)", 0.001)
-		if w := c.o.Window(); w >= 1000 {
-			t.Errorf("Window = %v, want below one packet (the transport then paces)", w)
+		if w := c.o.Window(); w != 1000 {
+			t.Errorf("Window = %v, want one packet: the artifact's smallest window (spec §2.3)", w)
 		}
 	})
 }
@@ -244,8 +245,9 @@ func TestValidateAndRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := alg.Window(), units.Bytes(125000*1460/1500); got != want {
-		t.Errorf("initial window %v, want BDP_base in payload bytes %v", got, want)
+	// BDP_base = 125 KB of frames = 83.3 payload packets, rounded up to 84.
+	if got, want := alg.Window(), units.Bytes(84*1460); got != want {
+		t.Errorf("initial window %v, want BDP_base in whole payload packets %v", got, want)
 	}
 }
 

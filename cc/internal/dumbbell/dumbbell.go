@@ -13,6 +13,7 @@ import (
 	"reef/hostd"
 	"reef/hostd/hosttest"
 	"reef/units"
+	"reef/wire"
 )
 
 // Config describes the dumbbell.
@@ -27,6 +28,10 @@ type Config struct {
 	Buffer units.Bytes
 	// MPDUnit is the unit of the MPD field the switch stamps (0: no INT).
 	MPDUnit units.Time
+	// Jitter, when > 0, delays each frame leaving the switch by a uniform random
+	// [0, Jitter) (seeded), which breaks the phase locking of paced flows that a
+	// noise-free simulation otherwise shows.
+	Jitter units.Time
 }
 
 // Net is a running dumbbell.
@@ -44,7 +49,12 @@ const ackBytes = 100
 // New builds the dumbbell; mk builds flow i's algorithm from its environment (MSS,
 // frame size, NIC rate, base RTT and path hops filled in).
 func New(cfg Config, mk func(i int, env cc.Env) (cc.Algorithm, error)) (*Net, error) {
-	n := &Net{Net: hosttest.New(hosttest.Config{Delay: cfg.Delay, MPDUnit: cfg.MPDUnit, Seed: 1}), cfg: cfg}
+	hc := hosttest.Config{Delay: cfg.Delay, MPDUnit: cfg.MPDUnit, Seed: 1}
+	n := &Net{cfg: cfg}
+	if cfg.Jitter > 0 {
+		hc.Jitter = func(units.Time, wire.View) units.Time { return units.Time(n.Rand.Int64N(int64(cfg.Jitter))) }
+	}
+	n.Net = hosttest.New(hc)
 	var senders []*hostd.Host
 	for range cfg.Starts {
 		_, h, err := n.AddHost(cfg.NIC, hosttest.Port{Rate: cfg.NIC}, hostd.Options{})
