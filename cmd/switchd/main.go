@@ -66,7 +66,8 @@ func run(log *slog.Logger) error {
 		readyFd    = flag.Int("ready-fd", -1, "fd to write one byte to once the ports are open")
 		ringFrames = flag.Int("ring-frames", 512, "RX ring slots per port")
 		rtPrio     = flag.Int("rt-priority", 10, "run the datapath under SCHED_FIFO at this priority (0: off; best effort)")
-		spin       = flag.Duration("spin", 50*time.Microsecond, "busy-poll this long before each deadline and after each arrival (0: off)")
+		spin       = flag.Duration("spin", 0, "busy-poll this long before each deadline (0: off)")
+		busyPoll   = flag.Duration("busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
 	)
 	flag.Parse()
 	if *cfgPath == "" {
@@ -109,6 +110,7 @@ func run(log *slog.Logger) error {
 		Clock:      clock,
 		RTPriority: *rtPrio,
 		Spin:       units.Time(*spin),
+		BusyPoll:   units.Time(*busyPoll),
 	}
 	if *statsPath != "" && *interval > 0 {
 		dcfg.Tick = units.Time(*interval)

@@ -44,10 +44,12 @@ type Config struct {
 	// in epoll_wait, and the kernel's RT throttling bounds it anyway.
 	RTPriority int
 	// Spin, when > 0, arms the timer Spin early and busy-polls the rings and the clock
-	// for the rest of the wait, and keeps polling for Spin after the last arrival
-	// before going back to sleep: it trades CPU for release precision and for
-	// throughput (no wakeup per frame when frames come faster than one per Spin).
+	// for the rest of the wait: it trades CPU for release precision.
 	Spin units.Time
+	// BusyPoll, when > 0, keeps polling the rings for BusyPoll after the last arrival
+	// before going back to sleep: no wakeup per frame when frames come faster than
+	// one per BusyPoll, at the price of a CPU kept busy meanwhile.
+	BusyPoll units.Time
 	// Until, when > 0, is the lab time at which Run returns nil on its own. Stopping
 	// from the datapath thread needs no other goroutine, which a busy machine running
 	// every daemon under SCHED_FIFO may not schedule for seconds.
@@ -235,11 +237,11 @@ func (d *Driver) Run(ctx context.Context) error {
 			// no-op when nobody else waits).
 			_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
-		// Spin: while the next deadline is closer than Spin, or a frame arrived less
-		// than Spin ago (more are likely: polling is cheaper than a wakeup per frame),
-		// poll the rings and the clock instead of sleeping.
+		// Spin while the next deadline is closer than Spin, or a frame arrived less
+		// than BusyPoll ago (more are likely: polling is cheaper than a wakeup per
+		// frame): poll the rings and the clock instead of sleeping.
 		lastRx := now
-		for d.cfg.Spin > 0 {
+		for d.cfg.Spin > 0 || d.cfg.BusyPoll > 0 {
 			next := d.node.NextDeadline()
 			now = d.cfg.Clock.Now()
 			if next <= now {
@@ -247,7 +249,7 @@ func (d *Driver) Run(ctx context.Context) error {
 				lastRx = now
 				continue
 			}
-			if (next == units.Never || next-now > d.cfg.Spin) && now-lastRx > d.cfg.Spin {
+			if (next == units.Never || next-now > d.cfg.Spin) && now-lastRx >= d.cfg.BusyPoll {
 				break
 			}
 			if d.drain(now, perWake) > 0 {
