@@ -3,7 +3,7 @@
 # Idempotent: it installs only what is missing. Go modules come through the module
 # proxy when `go` builds.
 set -euo pipefail
-pkgs=(iproute2 iperf3 ethtool iputils-ping tshark)
+pkgs=(iproute2 iperf3 ethtool iputils-ping tshark chromium prometheus)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
