@@ -34,6 +34,8 @@ type Run struct {
 type CompileOptions struct {
 	// Seed, when non-zero, replaces the file's seed.
 	Seed uint64
+	// Backend is the backend the runs are for (it selects backend_time_scale).
+	Backend string
 }
 
 // Compile turns one point into a plan and a scenario: the topology scaled by τ and
@@ -42,7 +44,7 @@ type CompileOptions struct {
 // links. Every problem names the file and line.
 func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 	f := pt.File
-	tau := f.scale()
+	tau := f.scale(opts.Backend)
 	seed := f.Seed
 	if opts.Seed != 0 {
 		seed = opts.Seed

@@ -16,6 +16,7 @@ topology:
   defaults: {rate: 100Gbps, delay: 1us, buffer: 1MB, mtu: 1500}
   generator: {kind: parking-lot, hops: 3, hosts_per_switch: [3, 4, 1]}
 time_scale: 100
+backend_time_scale: {slow: 1000}
 duration: 1ms
 warmup: 200us
 seed: 3
@@ -90,6 +91,13 @@ func TestCompileScalesAndExpands(t *testing.T) {
 	if len(r.Expectations) != 1 {
 		t.Fatalf("expectations %d", len(r.Expectations))
 	}
+	slow, err := x.Compile(x.Points[1], CompileOptions{Backend: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow.TimeScale != 1000 || slow.Scenario.Duration != units.Second || slow.Plan.Links[0].Rate != 100*units.Mbps {
+		t.Fatalf("backend_time_scale: τ %g, duration %v, rate %v", slow.TimeScale, slow.Scenario.Duration, slow.Plan.Links[0].Rate)
+	}
 }
 
 func TestCompileErrors(t *testing.T) {
@@ -98,16 +106,16 @@ func TestCompileErrors(t *testing.T) {
 		edit func(string) string
 		want []string
 	}{
-		{"missing host", func(s string) string { return strings.Replace(s, "dst: h8,", "dst: h80,", 1) }, []string{"inline.yaml:15:", `no host "h80"`, "did you mean"}},
+		{"missing host", func(s string) string { return strings.Replace(s, "dst: h8,", "dst: h80,", 1) }, []string{"inline.yaml:16:", `no host "h80"`, "did you mean"}},
 		{"missing group host", func(s string) string {
 			return strings.Replace(s, "hosts_per_switch: [3, 4, 1]", "hosts_per_switch: [1, 4, 1]", 1)
 		}, []string{"inline.yaml:", `no host`}},
-		{"unknown link", func(s string) string { return strings.Replace(s, "link: s2-s1", "link: s1-s3", 1) }, []string{"inline.yaml:18:", `no link`}},
+		{"unknown link", func(s string) string { return strings.Replace(s, "link: s2-s1", "link: s1-s3", 1) }, []string{"inline.yaml:19:", `no link`}},
 		{"bad topology", func(s string) string { return strings.Replace(s, "hops: 3", "hops: 1", 1) }, []string{"inline.yaml:5"}},
 		{"unknown port in check", func(s string) string {
 			return strings.Replace(s, "victim.goodput >= 0.85 * victim.fair_share", "queue_delay_p99(s1:p99) < 50us", 1)
-		}, []string{"inline.yaml:22:", "s1:p99"}},
-		{"pattern matches nothing", func(s string) string { return strings.Replace(s, "s2: {ecn", "tor*: {ecn", 1) }, []string{"inline.yaml:12:", "matches no switch"}},
+		}, []string{"inline.yaml:23:", "s1:p99"}},
+		{"pattern matches nothing", func(s string) string { return strings.Replace(s, "s2: {ecn", "tor*: {ecn", 1) }, []string{"inline.yaml:13:", "matches no switch"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,6 +48,10 @@ type File struct {
 	Topology Topology `yaml:"topology"`
 	// TimeScale is τ (paper rates ÷ τ, paper times × τ); 1 when absent.
 	TimeScale *float64 `yaml:"time_scale"`
+	// BackendTimeScale overrides τ on named backends ({netns: 2000}): the same paper
+	// experiment then runs slower on a backend that cannot keep up with the sim's rates
+	// (real packets on a laptop want a few hundred Mbit/s in aggregate).
+	BackendTimeScale map[string]float64 `yaml:"backend_time_scale"`
 	// Duration is the run's length, Warmup the part excluded from steady-state
 	// metrics, SampleInterval the time-series period (paper units).
 	Duration       units.Time `yaml:"duration"`

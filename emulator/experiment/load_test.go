@@ -132,6 +132,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown nested field", func(s string) string { return strings.Replace(s, "mode: mpd,", "mode: mpd, unit: 3,", 1) }, []string{"bad.yaml:11:", `unknown field "unit"`}},
 		{"unknown algorithm", func(s string) string { return strings.Replace(s, "ytest]", "swfit]", 1) }, []string{"bad.yaml:18:", `algorithm "swfit" is not supported`, `"xtest"`, "cc=swfit"}},
 		{"time scale zero", func(s string) string { return strings.Replace(s, "time_scale: 100", "time_scale: 0", 1) }, []string{"bad.yaml:4:", "time_scale: must be > 0, got 0"}},
+		{"backend time scale zero", func(s string) string {
+			return strings.Replace(s, "time_scale: 100", "time_scale: 100\nbackend_time_scale: {netns: 0}", 1)
+		}, []string{"bad.yaml:5:", "backend_time_scale.netns: must be > 0"}},
 		{"time scale negative", func(s string) string { return strings.Replace(s, "time_scale: 100", "time_scale: -2", 1) }, []string{"bad.yaml:4:", "must be > 0"}},
 		{"bad duration unit", func(s string) string { return strings.Replace(s, "duration: 10ms", "duration: 10xs", 1) }, []string{"bad.yaml:5:", "duration", `"10xs"`}},
 		{"bad param", func(s string) string { return strings.Replace(s, "target: 50us", "target: 0s", 1) }, []string{"bad.yaml:19:", "target must be > 0"}},

@@ -21,8 +21,11 @@ const (
 	WorkloadAllToAll = "all-to-all"
 )
 
-// scale returns τ (1 when absent).
-func (f *File) scale() float64 {
+// scale returns τ on backend (1 when absent).
+func (f *File) scale(backend string) float64 {
+	if t, ok := f.BackendTimeScale[backend]; ok {
+		return t
+	}
 	if f.TimeScale == nil {
 		return 1
 	}
@@ -44,6 +47,11 @@ func (f *File) validate(file string, src []byte) error {
 	}
 	if f.TimeScale != nil && !(*f.TimeScale > 0) {
 		errs.add(file, lineOfKey(lines, "time_scale"), "time_scale: must be > 0, got %g", *f.TimeScale)
+	}
+	for b, t := range f.BackendTimeScale {
+		if !(t > 0) {
+			errs.add(file, lineOfKey(lines, "backend_time_scale"), "backend_time_scale.%s: must be > 0, got %g", b, t)
+		}
 	}
 	if f.Duration <= 0 {
 		errs.add(file, lineOfKey(lines, "duration"), "duration: must be > 0, got %v", f.Duration)

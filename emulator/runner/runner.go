@@ -91,13 +91,13 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs, err := x.CompileAll(experiment.CompileOptions{Seed: opts.Seed})
-	if err != nil {
-		return nil, err
-	}
 	name := opts.Backend
 	if name == "" {
 		name = "netns"
+	}
+	runs, err := x.CompileAll(experiment.CompileOptions{Seed: opts.Seed, Backend: name})
+	if err != nil {
+		return nil, err
 	}
 	be, err := emulator.Lookup(name)
 	if err != nil {
