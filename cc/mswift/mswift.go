@@ -407,5 +407,8 @@ func (m *MSwift) Rate() units.Rate {
 	return units.Rate(m.cwnd * m.pktBits * 1e9 / float64(m.srtt))
 }
 
+// Target is the current target delay, target(cwnd) (for tests and telemetry).
+func (m *MSwift) Target() units.Time { return units.Time(m.target(m.cwnd)) }
+
 // Cwnd is the congestion window in packets (for tests and telemetry).
 func (m *MSwift) Cwnd() float64 { return m.cwnd }
