@@ -3,10 +3,19 @@ package netns_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"reef/capture"
 	"reef/cc"
 	_ "reef/cc/all"
 	"reef/emulator"
@@ -15,9 +24,11 @@ import (
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
+	"reef/emulator/sim"
 	"reef/emulator/topo"
 	"reef/internal/testenv"
 	"reef/units"
+	"reef/wire"
 )
 
 // dumbbellDoc is a dumbbell of hosts per side at rate; %s is the lab's name.
@@ -95,13 +106,175 @@ func TestRunSwiftDumbbell(t *testing.T) {
 	run := runOn(t, netns.Backend{}, p, sc)
 	g := goodput(run, sc, 0)
 	t.Logf("netns goodput %v over [%v, %v), %d samples", g, sc.Warmup, sc.Duration, len(run.Flows[0].Samples))
+	logFidelity(t, run)
+	if g < 90*units.Mbps {
+		t.Errorf("goodput %v, want ≥ 90%% of 100 Mbit/s", g)
+	}
+}
+
+// TestSwiftSimVsNetns is issue 4's acceptance check: the same single-flow and 4-flow
+// Swift runs on a 100 Mbit/s dumbbell land within 5% goodput on sim and netns.
+func TestSwiftSimVsNetns(t *testing.T) {
+	testenv.RequireRoot(t)
+	for _, n := range []int{1, 4} {
+		t.Run(fmt.Sprintf("flows=%d", n), func(t *testing.T) {
+			p := dumbbell(t, "rcmp", "100Mbps", n, "30KB")
+			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, Duration: 1500 * units.Millisecond,
+				Warmup: 500 * units.Millisecond, SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, n, n)}
+			simRun := runOn(t, sim.Backend{}, p, sc)
+			nsRun := runOn(t, netns.Backend{}, p, sc)
+			var simTotal, nsTotal units.Rate
+			for i := range sc.Flows {
+				gs, gn := goodput(simRun, sc, i), goodput(nsRun, sc, i)
+				simTotal += gs
+				nsTotal += gn
+				t.Logf("%s: sim %v netns %v", sc.Flows[i].Name, gs, gn)
+			}
+			logFidelity(t, nsRun)
+			t.Logf("total: sim %v netns %v (netns/sim %.3f)", simTotal, nsTotal, float64(nsTotal)/float64(simTotal))
+			if d := math.Abs(float64(nsTotal)/float64(simTotal) - 1); d > 0.05 {
+				t.Errorf("netns total goodput %v is %.1f%% off sim's %v, want within 5%%", nsTotal, 100*d, simTotal)
+			}
+			for i := range sc.Flows {
+				gs, gn := goodput(simRun, sc, i), goodput(nsRun, sc, i)
+				if d := math.Abs(float64(gn)/float64(gs) - 1); d > 0.05 {
+					t.Errorf("%s: netns goodput %v is %.1f%% off sim's %v, want within 5%%", sc.Flows[i].Name, gn, 100*d, gs)
+				}
+			}
+		})
+	}
+}
+
+func logFidelity(t testing.TB, run *results.Run) {
+	t.Helper()
 	for _, pt := range run.Ports {
-		t.Logf("port %s:%s tx %d B, %d samples, lateness %+v", pt.Switch, pt.Name, pt.TxBytes, len(pt.Samples), pt.Lateness)
+		t.Logf("port %s:%s tx %d B, %d samples, max queue %v, lateness %+v", pt.Switch, pt.Name, pt.TxBytes, len(pt.Samples), maxQueue(pt), pt.Lateness)
 	}
 	for _, h := range run.Hosts {
 		t.Logf("host %s lateness %+v", h.Name, h.Lateness)
 	}
-	if g < 90*units.Mbps {
-		t.Errorf("goodput %v, want ≥ 90%% of 100 Mbit/s", g)
+}
+
+func maxQueue(pt results.Port) units.Bytes {
+	var m units.Bytes
+	for _, s := range pt.Samples {
+		m = max(m, s.QueueBytes)
+	}
+	return m
+}
+
+// TestECNAndMPDOnNetns is issue 3's check on real namespaces: two DCTCP flows share a
+// 50 Mbit/s bottleneck with a step ECN threshold K; a capture at the receiver shows
+// every data packet's CE bit and its INT MPD (the bottleneck's computed queue delay,
+// the only queue on the path). A packet is marked CE only if the queue it met was
+// above K, and left unmarked only if it was at most K (one packet of slack either way
+// for whether the arriving packet counts, plus one MPD unit). The capture also decodes
+// with reef trace.
+func TestECNAndMPDOnNetns(t *testing.T) {
+	testenv.RequireRoot(t)
+	const (
+		rate    = 50 * units.Mbps
+		k       = 15 * units.Kilobyte
+		mpdUnit = units.Microsecond
+		pkt     = 1514
+	)
+	lab := labName("recn")
+	doc := fmt.Sprintf(`name: %s
+defaults: {rate: 100Mbps, delay: 20us, buffer: 1MB, mtu: 1500}
+generator: {kind: dumbbell, hosts: 2}
+classes:
+  bottleneck: {rate: 50Mbps}
+switches:
+  "*":
+    ecn: {mode: step, k: 15KB}
+    int: {mode: mpd, mpd_unit: 1us}
+`, lab)
+	tp, err := topo.Parse(lab+".yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scenario.Scenario{Name: "ecn", Seed: 1, Duration: 800 * units.Millisecond, Warmup: 200 * units.Millisecond,
+		SampleInterval: 10 * units.Millisecond, Flows: []scenario.Flow{
+			{ID: 1, Name: "a", Group: "dctcp", Src: "h1", Dst: "h3", CC: "dctcp"},
+			{ID: 2, Name: "b", Group: "dctcp", Src: "h2", Dst: "h3", CC: "dctcp"},
+		}}
+	out := "/tmp/rt/" + t.Name()
+	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: []string{"h3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFidelity(t, run)
+	f, err := os.Open(filepath.Join(out, "h3-eth0.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delayOf := func(b units.Bytes) units.Time { return rate.TxTime(b) }
+	var ce, ect, bad int
+	var maxMPD units.Time
+	for {
+		data, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := wire.Classify(data)
+		if !ok || !v.IsReef() || v.Type() != wire.TypeData {
+			continue
+		}
+		mpd := units.Time(v.MPD()) * mpdUnit
+		maxMPD = max(maxMPD, mpd)
+		switch v.ECN() {
+		case wire.CE:
+			ce++
+			if mpd+mpdUnit < delayOf(k-pkt) {
+				bad++
+				if bad <= 5 {
+					t.Errorf("CE packet met a queue of %v (%v of queue), below K = %v", mpd, rate.BytesIn(mpd), k)
+				}
+			}
+		default:
+			ect++
+			if mpd > delayOf(k+pkt)+mpdUnit {
+				bad++
+				if bad <= 5 {
+					t.Errorf("unmarked packet met a queue of %v (%v of queue), above K = %v", mpd, rate.BytesIn(mpd), k)
+				}
+			}
+		}
+	}
+	t.Logf("captured %d CE and %d unmarked data packets, largest MPD %v (K is %v of queue); %d inconsistent", ce, ect, maxMPD, delayOf(k), bad)
+	if ce == 0 || ect == 0 {
+		t.Errorf("want packets on both sides of K, got %d CE and %d unmarked", ce, ect)
+	}
+	// The bottleneck's sampled queue delay and the MPD the packets carried describe
+	// the same queue: the largest of each within a packet time.
+	var maxSampled units.Time
+	for _, pt := range run.Ports {
+		for _, s := range pt.Samples {
+			maxSampled = max(maxSampled, s.QueueDelay)
+		}
+	}
+	t.Logf("largest sampled queue delay %v, largest MPD %v", maxSampled, maxMPD)
+	if maxMPD > maxSampled+delayOf(4*pkt) {
+		t.Errorf("largest MPD %v is above the largest sampled queue delay %v by more than 4 packet times", maxMPD, maxSampled)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	var trace strings.Builder
+	n, err := capture.Trace(f, &trace, capture.TraceOptions{MPDUnit: mpdUnit, ReefOnly: true})
+	if err != nil || n == 0 || !strings.Contains(trace.String(), "mpd") {
+		t.Errorf("reef trace of the capture: %d packets, err %v, output starts %.300q", n, err, trace.String())
 	}
 }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"reef/emulator/netns"
+	"reef/switchd"
+	"reef/units"
+)
+
+func init() { commands = append(commands, statsCmd) }
+
+func statsCmd(o *options) *cobra.Command {
+	var lab string
+	c := &cobra.Command{
+		Use:   "stats SWITCH",
+		Short: "print a running lab's per-port counters of one switch",
+		Long: `stats reads the statistics file a switch daemon rewrites while the lab runs (every
+second, and once more on exit) and prints one row per port: peer, transmitted packets
+and bytes, drops, ECN marks, PFC pause time, queue now and at its largest, and release
+lateness p50/p99 (how late the daemon put frames on the wire against their computed
+time).`,
+		Example:      "  reef stats s1\n  reef stats --lab dumbbell tor1",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lab, err := pickLab(lab)
+			if err != nil {
+				return err
+			}
+			return statsRun(cmd.OutOrStdout(), lab, args[0])
+		},
+	}
+	c.Flags().StringVar(&lab, "lab", "", "lab (default: the only lab up)")
+	return c
+}
+
+// statsFile is the part of switchd's stats file (cmd/switchd Report) stats prints.
+type statsFile struct {
+	Node  string              `json:"node"`
+	Time  units.Time          `json:"time"`
+	Final bool                `json:"final"`
+	Ports []switchd.PortStats `json:"ports"`
+}
+
+func statsRun(w io.Writer, lab, node string) error {
+	st, err := netns.ReadState("", lab)
+	if err != nil {
+		return err
+	}
+	path := ""
+	for _, d := range st.Daemons {
+		if d.Node == node {
+			path = d.Stats
+		}
+	}
+	if path == "" {
+		return fmt.Errorf("lab %s has no switch %q", lab, node)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("switch %s has written no statistics yet: %w", node, err)
+	}
+	var s statsFile
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var cfg switchd.Config // for the peers
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), node+".json")); err == nil {
+		_ = json.Unmarshal(b, &cfg)
+	}
+	return printStats(w, &s, &cfg)
+}
+
+func printStats(w io.Writer, s *statsFile, cfg *switchd.Config) error {
+	state := "live"
+	if s.Final {
+		state = "final"
+	}
+	fmt.Fprintf(w, "%s at lab time %v (%s)\n", s.Node, s.Time, state)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "port\tpeer\ttx pkts\ttx bytes\tdrops\tmarks\tpause\tqueue now\tqueue max\tlate p50\tlate p99\t")
+	for i, p := range s.Ports {
+		peer := "-"
+		if i < len(cfg.Ports) && cfg.Ports[i].Peer != "" {
+			peer = cfg.Ports[i].Peer
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t\n", p.Name, peer, p.TxPackets, p.TxBytes,
+			p.Dropped(), p.ECNMarks, p.PauseTime, p.QueueBytes, p.MaxQueueBytes, p.Lateness.P50, p.Lateness.P99)
+	}
+	return tw.Flush()
+}
