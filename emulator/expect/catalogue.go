@@ -283,7 +283,8 @@ type MetricDoc struct {
 
 // Metrics lists the catalogue, sorted by name: the names a check may use as subject.metric
 // or metric(subject, args...). Aggregators over distributions: p50, p90, p99, p999, mean,
-// min, max, std, count; scalar helpers: abs(x), min(x, y), max(x, y).
+// min, max, std, count; scalar helpers: abs(x), min(x, y), max(x, y), and paper(x), which
+// turns a quantity in the paper's units into emulator units (a time × τ, a rate ÷ τ).
 func Metrics() []MetricDoc {
 	var out []MetricDoc
 	for _, d := range catalogue {
@@ -525,15 +526,15 @@ func (x *Expectation) typeOfCall(n *callNode) (typ, error) {
 			return typ{}, &Error{"check", n.c, fmt.Sprintf("%s of %s and %s", n.fn, argTypes[0].dim, argTypes[1].dim)}
 		}
 		return argTypes[0], nil
-	case "abs":
+	case "abs", "paper":
 		if len(n.args) != 1 || argTypes[0].k != kScalar {
-			return typ{}, &Error{"check", n.c, "abs takes one number"}
+			return typ{}, &Error{"check", n.c, n.fn + " takes one number"}
 		}
 		return argTypes[0], nil
 	}
 	d, ok := catalogue[n.fn]
 	if !ok {
-		known := append(metricNames(), "abs", "min", "max")
+		known := append(metricNames(), "abs", "min", "max", "paper")
 		known = append(known, keys(aggs)...)
 		return typ{}, &Error{"check", n.c, fmt.Sprintf("unknown metric or function %q%s", n.fn, suggest(n.fn, known))}
 	}

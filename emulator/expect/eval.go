@@ -20,8 +20,10 @@ type Env struct {
 	Vars map[string]string
 	// From and To bound the measurement window.
 	From, To units.Time
-	Flows    []Flow
-	Ports    []Port
+	// TimeScale is τ, for paper(x) (0 means 1).
+	TimeScale float64
+	Flows     []Flow
+	Ports     []Port
 }
 
 // Flow is one flow's measured values.
@@ -371,12 +373,38 @@ func (c *evalCtx) scalar(n node) float64 {
 			return math.Max(c.scalar(n.args[0]), c.scalar(n.args[1]))
 		case "abs":
 			return math.Abs(c.scalar(n.args[0]))
+		case "paper":
+			return c.paper(n.args[0])
 		}
 		d := catalogue[n.fn]
 		return d.scalar(c.subject(n.args[0].(*nameNode), d.port), c.args(n.args[1:]))
 	}
 	fail("cannot evaluate expression at col %d", n.col())
 	return 0
+}
+
+// paper converts a quantity in the paper's units to emulator units with the run's time
+// scale: times × τ, rates ÷ τ, anything else unchanged.
+func (c *evalCtx) paper(n node) float64 {
+	v := c.scalar(n)
+	tau := c.cur.TimeScale
+	if tau <= 0 {
+		tau = 1
+	}
+	switch c.dimOf(n) {
+	case DimTime:
+		return v * tau
+	case DimRate:
+		return v / tau
+	}
+	return v
+}
+
+// dimOf is the dimension of a scalar expression (checked by Parse).
+func (c *evalCtx) dimOf(n node) Dim {
+	x := &Expectation{}
+	t, _ := x.typeOf(n)
+	return t.dim
 }
 
 func (c *evalCtx) args(ns []node) []float64 {

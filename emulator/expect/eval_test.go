@@ -43,6 +43,7 @@ func testEnv(cc string, victim units.Rate, conv units.Time) *Env {
 
 func TestEvaluateRun(t *testing.T) {
 	env := testEnv("poseidon", 40*units.Mbps, 3*units.Millisecond)
+	env.TimeScale = 10
 	tests := []struct {
 		check, when  string
 		value, bound float64
@@ -64,6 +65,10 @@ func TestEvaluateRun(t *testing.T) {
 		{check: "s1:p3.queue_delay_p50 < 50us", value: 10e3, bound: 50e3, pass: true},
 		{check: "s1:p3.drops + 1 == 4", value: 4, bound: 4, pass: true},
 		{check: "victim.rtt_mean == 20us", value: 20e3, bound: 20e3, pass: true},
+		// τ = 10: 2 µs of paper time is 20 µs here; 400 Mbps in the paper is 40 here.
+		{check: "victim.rtt_mean <= paper(2us)", value: 20e3, bound: 20e3, pass: true},
+		{check: "victim.goodput >= paper(400Mbps) - 1bps", value: 40e6, bound: 40e6 - 1, pass: true},
+		{check: "jain(bulk) < paper(0.9)", value: 0.8, bound: 0.9, pass: true},
 		// every flow at half its share until 3ms, then at it: converged at 3ms, from 0 (the
 		// last start).
 		{check: "convergence_time(bulk) <= 3ms", value: 3e6, bound: 3e6, pass: true},

@@ -30,6 +30,8 @@
 // KiB, MiB, GiB; % (a fraction: 85% = 0.85). Values are compared in base units (time in
 // nanoseconds, rates in bit/s, sizes in bytes) and every quantity carries its dimension:
 // comparing a rate with a time, or a rate with a bare number, is an error at parse time.
+// Literals are in emulator units; paper(2ms) and paper(200Gbps) take the paper's units
+// and apply the run's time scale τ (2ms × τ, 200Gbps ÷ τ).
 //
 // # Subjects
 //

@@ -277,7 +277,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 		WindowUS: [2]float64{from.Microseconds(), to.Microseconds()},
 		in:       in,
 	}
-	env := &expect.Env{Vars: in.Vars, From: from, To: to}
+	env := &expect.Env{Vars: in.Vars, From: from, To: to, TimeScale: sc.TimeScale}
 	if err := s.flows(env, from, to); err != nil {
 		return nil, err
 	}
