@@ -446,3 +446,17 @@ func TestStressLossReorderManyFlows(t *testing.T) {
 		t.Logf("seed %d: %d drops, %d overflows", seed, n.Drops, n.Overflow)
 	}
 }
+
+func TestWindowFilledNeverExceeded(t *testing.T) {
+	// RTT ≈ 800µs: the 1Gbps BDP (100KB) exceeds the 64KB window, so the window binds.
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 200 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	addFlow(t, h0, hostd.FlowSpec{ID: 7, Dst: h1.Config().Addr, Alg: &hosttest.Fixed{W: 64_000}, Stop: 10 * units.Millisecond})
+	maxIn := units.Bytes(0)
+	for at := units.Microsecond; at < 10*units.Millisecond; at += 7 * units.Microsecond {
+		run(t, n, at)
+		maxIn = max(maxIn, h0.FlowStats()[0].Inflight)
+	}
+	if maxIn > 64_000 || maxIn < 64_000-transport.MSS(1500, 0) {
+		t.Errorf("most in flight %dB; want the 64000B window filled but never exceeded", maxIn)
+	}
+}
