@@ -82,8 +82,6 @@ func (c *ccTest) wantCwnd(why string, want float64) {
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-func us(t units.Time) float64 { return float64(t) / 1e3 }
-
 // spec poseidon.md §2.11 / §2.3: "T(rate) = 2 us + 10 us * log10(200 Gbps / rate)".
 func TestTargetFunction(t *testing.T) {
 	c := newTest(t, paperEnv(), nil)
