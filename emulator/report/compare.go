@@ -263,9 +263,42 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 		return strings.Join(parts, "\t")
 	}
-	fmt.Fprintf(tw, "FLOW\tGROUP\t%s\t\n", hdr("GOODPUT Mbit/s", "RTT p50 µs", "RTT p99 µs", "FCT µs"))
+	// Columns without a value in either run (FCT of long-lived flows, RTT without
+	// samples) are left out.
+	has := func(get func(FlowDiff) Diff) bool {
+		for _, f := range c.Flows {
+			if d := get(f); !math.IsNaN(d.A) || !math.IsNaN(d.B) {
+				return true
+			}
+		}
+		return false
+	}
+	type column struct {
+		name, unit string
+		get        func(FlowDiff) Diff
+	}
+	var fcols []column
+	for _, col := range []column{
+		{"GOODPUT Mbit/s", "Mbps", func(f FlowDiff) Diff { return f.Goodput }},
+		{"RTT p50 µs", "us", func(f FlowDiff) Diff { return f.RTTP50 }},
+		{"RTT p99 µs", "us", func(f FlowDiff) Diff { return f.RTTP99 }},
+		{"FCT µs", "us", func(f FlowDiff) Diff { return f.FCT }},
+	} {
+		if has(col.get) {
+			fcols = append(fcols, col)
+		}
+	}
+	var names []string
+	for _, col := range fcols {
+		names = append(names, col.name)
+	}
+	fmt.Fprintf(tw, "FLOW\tGROUP\t%s\t\n", hdr(names...))
 	for _, f := range c.Flows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", f.Name, f.Group, cols(f.Goodput, "Mbps"), cols(f.RTTP50, "us"), cols(f.RTTP99, "us"), cols(f.FCT, "us"))
+		var vals []string
+		for _, col := range fcols {
+			vals = append(vals, cols(col.get(f), col.unit))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", f.Name, f.Group, strings.Join(vals, "\t"))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "PORT\t%s\t\n", hdr("UTIL %", "QDELAY mean µs", "QDELAY p50 µs", "QDELAY p99 µs", "DROPS"))
