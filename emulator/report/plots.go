@@ -125,13 +125,21 @@ func line(p *plot.Plot, xys plotter.XYs, i int, dashed bool, label string) error
 	return nil
 }
 
-// plotFlows picks the flows to draw: long-lived ones first, at most maxPlotFlows.
+// plotFlows picks the flows to draw, at most maxPlotFlows: long-lived flows, then sized
+// flows with at least minPlotSamples samples (longest first), else any with two.
 func plotFlows(run *results.Run) (idx []int, note string) {
+	const minPlotSamples = 5
+	var sized []int
 	for i, f := range run.Flows {
-		if f.Size == 0 && len(f.Samples) > 0 {
+		switch {
+		case f.Size == 0 && len(f.Samples) > 0:
 			idx = append(idx, i)
+		case f.Size > 0 && len(f.Samples) >= minPlotSamples:
+			sized = append(sized, i)
 		}
 	}
+	sort.SliceStable(sized, func(a, b int) bool { return len(run.Flows[sized[a]].Samples) > len(run.Flows[sized[b]].Samples) })
+	idx = append(idx, sized...)
 	if len(idx) == 0 {
 		for i, f := range run.Flows {
 			if len(f.Samples) > 1 {
@@ -140,9 +148,10 @@ func plotFlows(run *results.Run) (idx []int, note string) {
 		}
 	}
 	if len(idx) > maxPlotFlows {
-		note = fmt.Sprintf(" (the first %d of %d flows)", maxPlotFlows, len(idx))
+		note = fmt.Sprintf(" (%d of %d flows)", maxPlotFlows, len(idx))
 		idx = idx[:maxPlotFlows]
 	}
+	sort.Ints(idx)
 	return idx, note
 }
 

@@ -428,3 +428,30 @@ func BenchmarkSummarizeMessages(b *testing.B) {
 		}
 	}
 }
+
+// A sized flow that lasts (at least BulkIntervals samples) competes in the oracle like a
+// long-lived one; a short message does not take anything from the others.
+func TestBulkSizedFlowsShare(t *testing.T) {
+	p := testPlan(t)
+	sc, run := testRun("exp", 1, 1)
+	// b becomes a 1 MB transfer from 0 to 10 ms: still a bulk flow.
+	run.Flows[1].Size, run.Flows[1].Finish = units.Megabyte, 10*ms
+	sc.Flows[1].Size = units.Megabyte
+	s, err := Summarize(p, sc, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := s.Flows[0], s.Flows[1]; a.FairShareWireBps != 50e6 || b.FairShareWireBps != 50e6 {
+		t.Errorf("wire shares a %v, b %v; want 50 Mbps each", a.FairShareWireBps, b.FairShareWireBps)
+	}
+	// Now b lasts 5 ms, fewer than 10 sample intervals of 1 ms,
+	// so it is a message: a keeps the whole link.
+	run.Flows[1].Finish = 5 * ms
+	s, err = Summarize(p, sc, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Flows[0]; a.FairShareWireBps != 100e6 {
+		t.Errorf("with b a message, a's wire share is %v, want 100 Mbps", a.FairShareWireBps)
+	}
+}

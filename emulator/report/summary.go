@@ -35,6 +35,10 @@ import (
 	"reef/units"
 )
 
+// BulkIntervals is how many sample intervals a sized flow must last to count as a bulk
+// flow for the fair-share oracle (see Flow.FairShareBps).
+const BulkIntervals = 10
+
 // DegradedP99Packets is the fidelity threshold: a port whose p99 release lateness is
 // more than this many packet times (MTU at the port's rate) makes the run "degraded".
 const DegradedP99Packets = 1.0
@@ -352,10 +356,20 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 	for i := range run.Flows {
 		ends[i] = flowEnd(&run.Flows[i], byID[run.Flows[i].ID], to)
 	}
-	// Segments over the long-lived flows' starts and ends, each with its fair shares.
+	// Bulk flows (long-lived ones, and sized ones active for at least BulkIntervals
+	// sample intervals) set the fair shares: segments over their starts and ends, each
+	// with the oracle's shares among the bulk flows active then. Shorter messages get
+	// their share among the bulk flows active at their start and themselves, so a
+	// workload of thousands of messages costs one oracle call per message, not a
+	// segment each.
+	minBulk := BulkIntervals * sc.SampleInterval
+	if minBulk <= 0 {
+		minBulk = BulkIntervals * units.Millisecond
+	}
+	bulk := make([]bool, n)
 	cuts := []units.Time{0, to}
 	for i, f := range run.Flows {
-		if f.Size == 0 {
+		if bulk[i] = f.Size == 0 || ends[i]-f.Start >= minBulk; bulk[i] {
 			cuts = append(cuts, f.Start, ends[i])
 		}
 	}
@@ -382,10 +396,10 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		cache[key] = m
 		return m, nil
 	}
-	// longAt lists the long-lived flows active at t (started, not yet ended).
+	// longAt lists the bulk flows active at t (started, not yet ended).
 	var long []int
-	for i, f := range run.Flows {
-		if f.Size == 0 {
+	for i := range run.Flows {
+		if bulk[i] {
 			long = append(long, i)
 		}
 	}
@@ -432,10 +446,10 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			StartUS: f.Start.Microseconds(), LineRateBps: float64(lineRate), Retransmits: f.Retransmits, Timeouts: f.Timeouts}
 		ef := expect.Flow{Name: f.Name, Group: f.Group, CC: f.CC, Size: f.Size, Start: f.Start, End: ends[i],
 			LineRate: lineRate, Retransmits: f.Retransmits, Timeouts: f.Timeouts}
-		// Fair share: time-weighted over the flow's active part of the window (a sized
-		// flow: its share among the long-lived flows active at its start, and itself).
+		// Fair share: time-weighted over the flow's active part of the window (a short
+		// message: its share among the bulk flows active at its start, and itself).
 		var share float64
-		if f.Size == 0 {
+		if bulk[i] {
 			var w float64
 			for _, sg := range segs {
 				lo, hi := max(a, sg.from), min(b, sg.to)
