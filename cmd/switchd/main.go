@@ -65,7 +65,8 @@ func run(log *slog.Logger) error {
 		interval   = flag.Duration("stats-interval", time.Second, "how often to rewrite the stats file")
 		readyFd    = flag.Int("ready-fd", -1, "fd to write one byte to once the ports are open")
 		ringFrames = flag.Int("ring-frames", 512, "RX ring slots per port")
-		rtPrio     = flag.Int("rt-priority", 10, "run the datapath under SCHED_FIFO at this priority (0: off; best effort)")
+		rtPrio     = flag.Int("rt-priority", 10, "run the datapath thread (only) under SCHED_FIFO at this priority (0: off; best effort)")
+		nice       = flag.Int("nice", -20, "nice value of every thread (best effort)")
 		spin       = flag.Duration("spin", 0, "busy-poll this long before each deadline (0: off)")
 		busyPoll   = flag.Duration("busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
 	)
@@ -134,11 +135,7 @@ func run(log *slog.Logger) error {
 	// stop-the-world for it to wait on (the memory limit still bounds the heap).
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(1 << 30)
-	if *rtPrio > 1 {
-		// The runtime's own threads too, one step below the datapath: otherwise a
-		// runtime thread waiting for a CPU behind ordinary work can hold the datapath up.
-		afpacket.RealtimeThreads(*rtPrio - 1)
-	}
+	afpacket.NiceThreads(*nice)
 	if *readyFd >= 0 {
 		f := os.NewFile(uintptr(*readyFd), "ready")
 		_, _ = f.Write([]byte{1})

@@ -31,6 +31,7 @@ type Port struct {
 	rxFrames, rxBytes, rxTruncated, rxCsumPartial uint64
 	txFrames, txBytes, txErrors                   uint64
 	ringDrops                                     uint64
+	sockErrors                                    uint64
 }
 
 // PortOptions size a port's ring and pick its socket options.
@@ -204,11 +205,13 @@ type PortStats struct {
 	TxFrames uint64 `json:"tx_frames"`
 	TxBytes  uint64 `json:"tx_bytes"`
 	TxErrors uint64 `json:"tx_errors"`
+	// SocketErrors counts errors the socket reported through epoll (cleared).
+	SocketErrors uint64 `json:"socket_errors"`
 }
 
 func (p *Port) stats() PortStats {
 	return PortStats{Name: p.Name, RxFrames: p.rxFrames, RxBytes: p.rxBytes, RxTruncated: p.rxTruncated,
-		RxCsumPartial: p.rxCsumPartial, RingDrops: p.ringDrops, TxFrames: p.txFrames, TxBytes: p.txBytes, TxErrors: p.txErrors}
+		RxCsumPartial: p.rxCsumPartial, RingDrops: p.ringDrops, TxFrames: p.txFrames, TxBytes: p.txBytes, TxErrors: p.txErrors, SocketErrors: p.sockErrors}
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
