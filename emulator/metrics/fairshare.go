@@ -12,11 +12,13 @@ import (
 type FlowEnds struct {
 	Src, Dst string
 	Active   bool
+	// Demand caps the flow's rate (a constant-rate flow); 0 means backlogged.
+	Demand units.Rate
 }
 
 // FairShares returns the max-min fair share of every flow over p's topology, counting
 // only the active flows (inactive ones get 0). It wraps plan.MaxMin, the one water-filling
-// oracle: flows are backlogged (no demand cap), and a flow is spread evenly over its
+// oracle: flows are backlogged unless they have a Demand, and a flow is spread evenly over its
 // equal-cost paths when any switch sprays packets (spray or adaptive load balancing),
 // otherwise it takes the first path.
 func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, error) {
@@ -30,7 +32,7 @@ func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, error) {
 	var idx []int
 	for i, f := range flows {
 		if f.Active {
-			in = append(in, plan.Flow{Src: f.Src, Dst: f.Dst, Spray: spray})
+			in = append(in, plan.Flow{Src: f.Src, Dst: f.Dst, Spray: spray, Demand: f.Demand})
 			idx = append(idx, i)
 		}
 	}

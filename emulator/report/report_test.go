@@ -455,3 +455,17 @@ func TestBulkSizedFlowsShare(t *testing.T) {
 		t.Errorf("with b a message, a's wire share is %v, want 100 Mbps", a.FairShareWireBps)
 	}
 }
+
+// A constant-rate flow ("none" with a rate) is demand-limited in the oracle.
+func TestConstantRateFlowShare(t *testing.T) {
+	p := testPlan(t)
+	sc, run := testRun("exp", 1, 1)
+	sc.Flows[0].CC, sc.Flows[0].CCParams = "none", []byte(`{"MaxWindow":"0","Rate":"20000000bps"}`)
+	s, err := Summarize(p, sc, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := s.Flows[0], s.Flows[1]; a.FairShareWireBps != 20e6 || b.FairShareWireBps != 80e6 {
+		t.Errorf("wire shares a %v, b %v; want 20 and 80 Mbps", a.FairShareWireBps, b.FairShareWireBps)
+	}
+}

@@ -21,6 +21,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -120,7 +121,7 @@ type Flow struct {
 	StartUS   float64 `json:"start_us"`
 	// GoodputBps is over the flow's active part of the window. FairShareWireBps is the
 	// max-min oracle's share of link capacity over the same time (time-weighted when the
-	// set of flows changes); FairShareBps is that share as goodput: times the payload
+	// set of flows changes; a constant-rate flow is capped at its rate); FairShareBps is that share as goodput: times the payload
 	// efficiency of the flow's full-size packets (MSS over frame bytes, see
 	// PayloadEfficiency), so a flow alone on its path has a ShareRatio near 1.
 	// ShareRatio is GoodputBps / FairShareBps.
@@ -383,7 +384,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 		fe := make([]metrics.FlowEnds, len(idx))
 		for k, i := range idx {
-			fe[k] = metrics.FlowEnds{Src: run.Flows[i].Src, Dst: run.Flows[i].Dst, Active: true}
+			fe[k] = metrics.FlowEnds{Src: run.Flows[i].Src, Dst: run.Flows[i].Dst, Active: true, Demand: demand(byID[run.Flows[i].ID])}
 		}
 		r, err := metrics.FairShares(p, fe)
 		if err != nil {
@@ -530,6 +531,32 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		env.Flows = append(env.Flows, ef)
 	}
 	return nil
+}
+
+// demand is a flow's fixed sending rate, when its algorithm has one: "none" with a rate
+// parameter (a constant-rate background flow). 0 means the flow is backlogged.
+func demand(f *scenario.Flow) units.Rate {
+	if f == nil || f.CC != "none" || len(f.CCParams) == 0 {
+		return 0
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(f.CCParams, &params) != nil {
+		return 0
+	}
+	for k, v := range params {
+		if !strings.EqualFold(k, "rate") {
+			continue
+		}
+		var r units.Rate
+		if json.Unmarshal(v, &r) == nil {
+			return r
+		}
+		var n float64
+		if json.Unmarshal(v, &n) == nil {
+			return units.Rate(n)
+		}
+	}
+	return 0
 }
 
 // PayloadEfficiency is the fraction of a full-size data frame that is payload, for an
