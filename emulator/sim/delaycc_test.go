@@ -38,9 +38,9 @@ type dcCase struct {
 	// TIMELY's 0.8% Thigh cut takes seconds to drain it (timely.md A14), so its shared
 	// runs use NICs at the bottleneck rate, as in the paper's incast.
 	nicShared units.Rate
-	params func() cc.Params // scaled
-	mpd    units.Time       // MPD unit (0: no INT)
-	fair   bool             // the algorithm has a fair fixed point (original TIMELY has none)
+	params    func() cc.Params // scaled
+	mpd       units.Time       // MPD unit (0: no INT)
+	fair      bool             // the algorithm has a fair fixed point (original TIMELY has none)
 	// queue is the standing queuing delay the algorithm aims for with n flows sharing
 	// the bottleneck, given a sample of flow 1 and the flow's base RTT; 0 = not checked.
 	queue func(n int, s results.FlowSample, base units.Time) units.Time
