@@ -221,7 +221,11 @@ func (x *Expectation) Resolve(c *Catalogue) error {
 		for _, u := range x.subjects {
 			q := len(u.n.parts) == 2 && !u.port || len(u.n.parts) == 3
 			if !q && !(len(u.n.parts) == 1 && has(ccVals, u.n.parts[0])) {
-				return wrap(&Error{"check", u.n.c, fmt.Sprintf("%q: this check compares runs, so every subject must name its run (e.g. %s:%s)", u.n, ccVals[0], u.n)})
+				example := "swift"
+				if len(ccVals) > 0 {
+					example = ccVals[0]
+				}
+				return wrap(&Error{"check", u.n.c, fmt.Sprintf("%q: this check compares runs, so every subject must name its run (e.g. %s:%s)", u.n, example, u.n)})
 			}
 		}
 	}

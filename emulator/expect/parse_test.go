@@ -154,6 +154,23 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// In an experiment that runs several algorithms side by side (no cc sweep), a cc name
+// is the set of flows running it, inside the run.
+func TestResolveMixedRun(t *testing.T) {
+	cat := &Catalogue{Groups: []string{"bulk"}, CCs: []string{"poseidon", "swift"}}
+	x, err := Parse(Spec{Name: "t", Check: "goodput(poseidon) >= goodput(swift)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Resolve(cat); err != nil || x.CrossRun() {
+		t.Errorf("Resolve = %v, CrossRun %v; want a check within the run", err, x.CrossRun())
+	}
+	x, _ = Parse(Spec{Name: "t", Check: "swift:bulk.goodput > 0"})
+	if err := x.Resolve(cat); err == nil || !strings.Contains(err.Error(), "no sweep variable cc") {
+		t.Errorf("qualifier without a cc sweep: %v", err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"victim.goodput >= 0.85 * victim.fair_share", "jain(bulk) >= 0.95",
