@@ -24,8 +24,10 @@
 //
 // # Departures from the paper
 //
-//   - The Swift target function is a private copy: cc/swift did not exist when this was
-//     written. It follows the same reconstructed law (specs/baselines.md §3.1).
+//   - The Swift target function is a private copy of the reconstructed law
+//     (specs/baselines.md §3.1, mswift.md §3.3). cc/swift exports its target only as a
+//     method of its own flow state (Swift.Target reads Swift's window), so MSwift,
+//     whose window lives here, cannot call it without a change to cc/swift.
 //   - The cc interface reports lost bytes, not sequence numbers, so "five successive
 //     delayed packets" (LSwift's trigger) is counted as packets declared lost with no
 //     ACK of new data in between; a transport that declares several scattered packets
@@ -256,8 +258,8 @@ func New(env cc.Env, p *Params) (*MSwift, error) {
 }
 
 // target is Swift's target delay in ns for a window of cwnd packets (spec §3.3). It is a
-// copy of the reconstructed Swift law (specs/baselines.md §3.1): cc/swift did not exist
-// when MSwift was written.
+// copy of the reconstructed Swift law (specs/baselines.md §3.1): cc/swift's Target is a
+// method over Swift's own window, not a function of cwnd that could be shared.
 func (m *MSwift) target(cwnd float64) float64 {
 	fs := m.fsA/math.Sqrt(max(cwnd, 1e-9)) + m.fsB
 	return m.topo + min(max(fs, 0), float64(m.p.FsRange))

@@ -112,3 +112,41 @@ func TestConvergenceAfterJoin(t *testing.T) {
 		t.Errorf("converged %v after the join, want ≤ 40ms (≈ 40 RTTs)", conv)
 	}
 }
+
+// Without any INT switch (no MPD stamped) Poseidon falls back to the brownfield signal
+// (spec §5): the end-to-end queuing, rest = e2e − base_rtt. It still fills the link and
+// keeps the queue near T(rate).
+func TestNoINTFallsBackToDelay(t *testing.T) {
+	var algs []*poseidon.Poseidon
+	n, err := dumbbell.New(dumbbell.Config{Starts: []units.Time{0, 5 * units.Millisecond}, NIC: 10 * units.Gbps,
+		Bottleneck: units.Gbps, Delay: 100 * units.Microsecond, Buffer: 4 * units.Megabyte},
+		func(_ int, env cc.Env) (cc.Algorithm, error) {
+			p := poseidon.DefaultParams()
+			if err := cc.ScaleParams(p, tau); err != nil {
+				return nil, err
+			}
+			p.MaxRate = units.Gbps
+			a, err := poseidon.New(env, p)
+			algs = append(algs, a)
+			return a, err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := n.Goodput(200*units.Millisecond, 400*units.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, _, err := n.Queue(0, 450*units.Millisecond, 100*units.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jain, util := dumbbell.Jain(g), dumbbell.Sum(g)/n.Capacity()
+	t.Logf("goodputs %.1f %.1f Mbps; Jain %.4f, utilisation %.3f; queue %v, T(500M) %v", g[0]/1e6, g[1]/1e6, jain, util, mean, target(500e6))
+	if util < 0.95 || jain < 0.95 {
+		t.Errorf("utilisation %.3f and Jain %.4f without INT, want both ≥ 0.95", util, jain)
+	}
+	if lo, hi := target(500e6)*3/4, target(500e6)*5/4; mean < lo || mean > hi {
+		t.Errorf("mean queue %v, want within 25%% of T(500 Mbps) = %v", mean, target(500e6))
+	}
+}

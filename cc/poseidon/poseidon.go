@@ -36,8 +36,11 @@
 //     parameters but never uses them on the ACK path.
 //   - rtt is the fabric RTT of the current ACK (RTT minus receiver turnaround, spec A5).
 //   - retransmit_count is reset on ACKs of new data (spec A9, as Swift does).
-//   - An ACK without any INT hop on its path falls back to the brownfield signal even when
-//     Brownfield is off: full-deployment Poseidon has no signal there otherwise.
+//   - An ACK without any INT hop on its path (cc.Feedback.HasMPD false) falls back to the
+//     brownfield signal even when Brownfield is off: full-deployment Poseidon has no
+//     signal there otherwise. (hostd/transport sets HasMPD whenever the lab stamps MPD,
+//     so in practice this is the "no INT anywhere" case; partial coverage needs
+//     Brownfield.)
 //   - The brownfield base RTT is the smaller of the planner's base RTT and the smallest
 //     fabric RTT seen (spec A16 says to subtract a base the paper does not mention).
 //   - The rate used in T counts wire bytes (Env.PacketSize), so max_rate can be the NIC
