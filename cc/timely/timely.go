@@ -58,7 +58,7 @@ type Params struct {
 	// Patched selects Patched TIMELY (spec §7.3). Default false ("timely"), true for
 	// "timely-patched".
 	Patched bool `yaml:"patched"`
-	// SegmentSize is the completion unit (bytes). Default 16KiB (spec A1).
+	// SegmentSize is the completion unit (payload bytes). Default 16KiB (spec A1).
 	SegmentSize units.Bytes `yaml:"segment_size"`
 	// TLow is the low RTT threshold (time). Default 50µs.
 	TLow units.Time `yaml:"t_low"`
