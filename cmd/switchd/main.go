@@ -71,6 +71,12 @@ func run(log *slog.Logger) error {
 		busyPoll   = flag.Duration("busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
 	)
 	flag.Parse()
+	// The datapath allocates nothing per packet. Without GC cycles nothing ever scans
+	// its goroutine: a scan in progress makes a SCHED_FIFO thread spin in exitsyscall
+	// until the (lower-priority) scanning thread gets a CPU. Off before any thread
+	// exists that could be caught mid-cycle; the memory limit still bounds the heap.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
 	if *cfgPath == "" {
 		return errors.New("switchd: --config is required")
 	}
@@ -131,10 +137,6 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	defer drv.Close()
-	// The datapath allocates nothing per packet; without a GC cycle there is no
-	// stop-the-world for it to wait on (the memory limit still bounds the heap).
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(1 << 30)
 	afpacket.NiceThreads(*nice)
 	if *readyFd >= 0 {
 		f := os.NewFile(uintptr(*readyFd), "ready")
