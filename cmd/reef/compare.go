@@ -103,7 +103,11 @@ func compareRun(cmd *cobra.Command, co *compareOptions, a, b string) error {
 	}
 	if maxQ >= 0 {
 		d, port := c.MaxQueueDelayDiff()
-		fmt.Fprintf(cmd.ErrOrStderr(), "largest mean queue delay difference at a busy port: %.1f%% (port %s); limit %.1f%%\n", d*100, port, maxQ*100)
+		if port == "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "no port was at least %.0f%% busy in run A: no queue delay to compare\n", report.BusyQueueUtilisation*100)
+		} else {
+			fmt.Fprintf(cmd.ErrOrStderr(), "largest mean queue delay difference at a busy port: %.1f%% (port %s); limit %.1f%%\n", d*100, port, maxQ*100)
+		}
 		if d > maxQ {
 			failed = append(failed, fmt.Sprintf("port %s's mean queue delay differs by %.1f%% (limit %.1f%%)", port, d*100, maxQ*100))
 		}
