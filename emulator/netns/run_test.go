@@ -165,15 +165,17 @@ func maxQueue(pt results.Port) units.Bytes {
 
 // TestECNAndMPDOnNetns is issue 3's check on real namespaces: two DCTCP flows share a
 // 50 Mbit/s bottleneck with a step ECN threshold K; a capture at the receiver shows
-// every data packet's CE bit and its INT MPD (the bottleneck's computed queue delay,
-// the only queue on the path). A packet is marked CE only if the queue it met was
-// above K, and left unmarked only if it was at most K (one packet of slack either way
-// for whether the arriving packet counts, plus one MPD unit). The capture also decodes
-// with reef trace.
+// every data packet's CE bit and its INT MPD, the largest computed queue delay along
+// its path. A queue of K bytes is K/50 Mbit/s of delay at the bottleneck but K/100
+// Mbit/s at the last hop (which queues too when the bottleneck releases a burst late),
+// so: a CE packet met more than K somewhere, hence MPD ≥ (K−1 packet)/100 Mbit/s; an
+// unmarked one met at most K everywhere, hence MPD ≤ (K+1 packet)/50 Mbit/s (one MPD
+// unit of slack each). The capture also decodes with reef trace.
 func TestECNAndMPDOnNetns(t *testing.T) {
 	testenv.RequireRoot(t)
 	const (
-		rate    = 50 * units.Mbps
+		rate    = 50 * units.Mbps  // the bottleneck
+		fast    = 100 * units.Mbps // every other link
 		k       = 15 * units.Kilobyte
 		mpdUnit = units.Microsecond
 		pkt     = 1514
@@ -237,10 +239,10 @@ switches:
 		switch v.ECN() {
 		case wire.CE:
 			ce++
-			if mpd+mpdUnit < delayOf(k-pkt) {
+			if mpd+mpdUnit < fast.TxTime(k-pkt) {
 				bad++
 				if bad <= 5 {
-					t.Errorf("CE packet met a queue of %v (%v of queue), below K = %v", mpd, rate.BytesIn(mpd), k)
+					t.Errorf("CE packet met a queue of %v (%v at 100 Mbit/s), below K = %v", mpd, fast.BytesIn(mpd), k)
 				}
 			}
 		default:
