@@ -194,8 +194,8 @@ type segment struct {
 }
 
 // maxSegments bounds the segments tracked in flight; older ones are forgotten (they
-// then give no sample). 1024 × 16 KiB = 16 MiB of data in flight.
-const maxSegments = 1024
+// then give no sample). 256 × 16 KiB = 4 MiB of data in flight.
+const maxSegments = 256
 
 // Timely is one flow's controller. Not safe for concurrent use.
 type Timely struct {
@@ -226,7 +226,7 @@ type Timely struct {
 	openUsed  bool
 	nextSeq   uint64 // next new packet number expected from OnSend
 	lastSend  units.Time
-	sentBytes units.Bytes // frame bytes sent since the last completion (app-limited test)
+	sentBytes units.Bytes // payload bytes sent since the last completion (app-limited test)
 }
 
 // New builds a TIMELY controller for one flow.
