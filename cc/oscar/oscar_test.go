@@ -266,3 +266,14 @@ func BenchmarkOnFeedback(b *testing.B) {
 		o.OnFeedback(sent+fb.RTT, &fb)
 	}
 }
+
+// spec §2.10 / A19: "no CC reaction to loss"; OSCAR reacts to the delay a loss causes.
+func TestLossAndTimeout(t *testing.T) {
+	c := newTest(t, func(p *Params) { p.InitRatio = 0.5 })
+	c.o.OnLoss(c.now, 1000)
+	c.o.OnTimeout(c.now)
+	c.wantU("loss and timeout leave u alone", 0.5)
+	if c.o.Deadline() != units.Never {
+		t.Error("OSCAR wants no timer: batches close on ACK send times")
+	}
+}

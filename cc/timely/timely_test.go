@@ -293,3 +293,20 @@ func BenchmarkOnFeedback(b *testing.B) {
 		seq++
 	}
 }
+
+// spec §3.2 item 10 and §2.1: TIMELY "is not concerned with reliability": losses and
+// timeouts leave the rate alone; a timeout forgets the segments in flight, so the
+// retransmitted data gives no sample.
+func TestLossAndTimeout(t *testing.T) {
+	c := newTest(t, paperEnv(), DefaultParams, literal)
+	last := c.send(16)
+	c.tl.OnLoss(c.now, 1000)
+	c.tl.OnTimeout(c.now)
+	c.wantRate("loss and timeout: rate unchanged", 5e9)
+	c.tl.OnSend(c.now, last, 1024) // the retransmission
+	c.advance(30 * units.Microsecond)
+	c.ack(last, 30*units.Microsecond)
+	c.wantRate("no sample from the forgotten segment", 5e9)
+	c.complete(30 * units.Microsecond)
+	c.wantRate("new segments complete again", 5e9+10e6)
+}
