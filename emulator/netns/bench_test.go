@@ -351,7 +351,10 @@ func pacedBlast(fd int, frame []byte, rate units.Rate, d time.Duration) int {
 				sent++
 			}
 		}
-		time.Sleep(200 * time.Microsecond)
+		// nanosleep on this thread, not a Go timer: those are served by the runtime's
+		// other (ordinary) threads, which a busy machine delays by milliseconds.
+		ts := unix.NsecToTimespec(int64(200 * time.Microsecond))
+		_ = unix.Nanosleep(&ts, nil)
 	}
 }
 

@@ -20,6 +20,10 @@ import (
 	"reef/units"
 )
 
+// The traffic endpoints (iperf3, ping, the UDP blaster) run under SCHED_FIFO 5, below
+// the switches' datapaths (10): on a machine shared with other work they would otherwise
+// measure the machine's load, not the emulator.
+
 // lineTopo is h1 – s1 – s2 – h2: host links at 1 Gbit/s, the s1–s2 link at the rate
 // under test (first %s after the name), every link with the same propagation delay.
 const lineTopo = `name: %%s
@@ -39,7 +43,7 @@ links:
 // function that waits for it to finish.
 func startServer(t *testing.T, ctx context.Context, lab *Lab, node string) func() {
 	t.Helper()
-	cmd, err := Command(ctx, lab.Name, node, "nice", "-n", "-10", "iperf3", "-s", "-1", "--forceflush")
+	cmd, err := Command(ctx, lab.Name, node, "chrt", "-f", "5", "iperf3", "-s", "-1", "--forceflush")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func iperfClient(t *testing.T, ctx context.Context, lab *Lab, node string, args 
 	var out string
 	var err error
 	for range 20 {
-		out, err = run(ctx, lab, node, append([]string{"nice", "-n", "-10", "iperf3", "-J"}, args...)...)
+		out, err = run(ctx, lab, node, append([]string{"chrt", "-f", "5", "iperf3", "-J"}, args...)...)
 		if err == nil || !strings.Contains(out, "Connection refused") {
 			break
 		}
@@ -175,7 +179,7 @@ var rttRE = regexp.MustCompile(`time=([0-9.]+) ms`)
 // pingRTTs pings dst from node count times and returns the round-trip times.
 func pingRTTs(t *testing.T, ctx context.Context, lab *Lab, node, dst string, count int, interval string) []units.Time {
 	t.Helper()
-	out, _ := run(ctx, lab, node, "ping", "-n", "-c", strconv.Itoa(count), "-i", interval, "-W", "1", dst)
+	out, _ := run(ctx, lab, node, "chrt", "-f", "5", "ping", "-n", "-c", strconv.Itoa(count), "-i", interval, "-W", "1", dst)
 	var rtts []units.Time
 	for _, m := range rttRE.FindAllStringSubmatch(out, -1) {
 		ms, _ := strconv.ParseFloat(m[1], 64)
