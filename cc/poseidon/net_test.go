@@ -7,6 +7,8 @@ import (
 	"reef/cc"
 	"reef/cc/internal/dumbbell"
 	"reef/cc/poseidon"
+	"reef/hostd"
+	"reef/hostd/hosttest"
 	"reef/units"
 )
 
@@ -148,5 +150,62 @@ func TestNoINTFallsBackToDelay(t *testing.T) {
 	}
 	if lo, hi := target(500e6)*3/4, target(500e6)*5/4; mean < lo || mean > hi {
 		t.Errorf("mean queue %v, want within 25%% of T(500 Mbps) = %v", mean, target(500e6))
+	}
+}
+
+// Reverse-path congestion (spec §1 item 5, Fig. 15): a fixed-rate flow floods the port
+// toward the victim's sender, so the victim's ACKs queue for milliseconds. Poseidon
+// ignores the reverse path (the forward MPD is its signal) and keeps the victim at the
+// forward bottleneck's rate.
+func TestReversePathCongestion(t *testing.T) {
+	net := hosttest.New(hosttest.Config{Delay: 100 * units.Microsecond, MPDUnit: units.Time(256).Scale(tau)})
+	_, victim, err := net.AddHost(10*units.Gbps, hosttest.Port{Rate: units.Gbps, Buffer: 500 * units.Kilobyte}, hostd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx, _, err := net.AddHost(10*units.Gbps, hosttest.Port{Rate: units.Gbps, Buffer: 4 * units.Megabyte}, hostd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, flood, err := net.AddHost(10*units.Gbps, hosttest.Port{Rate: 10 * units.Gbps}, hostd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := victim.FlowEnv(0)
+	env.BaseRTT, env.PathHops = 413*units.Microsecond, 1
+	p := poseidon.DefaultParams()
+	if err := cc.ScaleParams(p, tau); err != nil {
+		t.Fatal(err)
+	}
+	p.MaxRate = units.Gbps
+	alg, err := poseidon.New(env, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.AddFlow(hostd.FlowSpec{ID: 1, Dst: hosttest.Addr(rx), Alg: alg, BaseRTT: env.BaseRTT}); err != nil {
+		t.Fatal(err)
+	}
+	// 1.5 Gb/s into the victim's 1 Gb/s port: the port's 500 KB buffer stays full (4 ms).
+	if err := flood.AddFlow(hostd.FlowSpec{ID: 2, Dst: hosttest.Addr(0), Start: 10 * units.Millisecond,
+		Alg: &hosttest.Fixed{W: units.MaxBytes, R: 1500 * units.Mbps}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := net.Run(50 * units.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	a := victim.FlowStats()[0]
+	if err := net.Run(150 * units.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	b := victim.FlowStats()[0]
+	g := float64(b.BytesAcked-a.BytesAcked) * 8 / 0.1
+	capacity := 1e9 * float64(env.MSS) / float64(env.PacketSize)
+	t.Logf("victim %.1f Mbps of %.1f; srtt %v (base %v), cwnd %.1f pkts; forward MPD %v", g/1e6, capacity/1e6,
+		b.SRTT, env.BaseRTT, alg.Cwnd(), b.MPD)
+	if b.SRTT < 2*env.BaseRTT {
+		t.Fatalf("srtt %v: the reverse path is not congested, the test proves nothing", b.SRTT)
+	}
+	if g < 0.9*capacity {
+		t.Errorf("victim got %.1f Mbps of %.1f under reverse-path congestion; want ≥ 90%%", g/1e6, capacity/1e6)
 	}
 }
