@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"reef/emulator/metrics"
-	"reef/units"
 )
 
 // Dim is the physical dimension of a value; values are kept in base units.
@@ -30,20 +30,33 @@ func (d Dim) String() string {
 	return [...]string{"a plain number", "a time", "a rate", "a size"}[d]
 }
 
-// Format writes v (in base units of d) for people: "42.5us", "87.1Mbps", "1.5MB", "0.93".
+// Format writes v (in base units of d) for people, to 4 significant digits: "42.5us",
+// "87.12Mbps", "1.5MB", "0.9312".
 func (d Dim) Format(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Sprint(v)
 	}
+	type step struct {
+		f    float64
+		unit string
+	}
+	var steps []step
 	switch d {
 	case DimTime:
-		return units.Time(math.Round(v)).String()
+		steps = []step{{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}}
 	case DimRate:
-		return units.Rate(math.Round(v)).String()
+		steps = []step{{1e12, "Tbps"}, {1e9, "Gbps"}, {1e6, "Mbps"}, {1e3, "Kbps"}, {1, "bps"}}
 	case DimBytes:
-		return units.Bytes(math.Round(v)).String()
+		steps = []step{{1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}}
+	default:
+		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
-	return fmt.Sprintf("%.4g", v)
+	for _, st := range steps {
+		if math.Abs(v) >= st.f || st.f == 1 {
+			return strconv.FormatFloat(v/st.f, 'g', 4, 64) + st.unit
+		}
+	}
+	return ""
 }
 
 type kind int

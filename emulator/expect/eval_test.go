@@ -184,3 +184,19 @@ func TestCrossRunWithoutCatalogue(t *testing.T) {
 		t.Errorf("Evaluate = %+v", rs)
 	}
 }
+
+func TestDimFormat(t *testing.T) {
+	for _, tt := range []struct {
+		d    Dim
+		v    float64
+		want string
+	}{
+		{DimRate, 97615572, "97.62Mbps"}, {DimRate, 1.645947072e9, "1.646Gbps"}, {DimRate, 0, "0bps"},
+		{DimTime, 4208600, "4.209ms"}, {DimTime, 50e3, "50us"}, {DimTime, 12, "12ns"}, {DimTime, -2e6, "-2ms"},
+		{DimBytes, 1.5e6, "1.5MB"}, {DimNone, 0.93124, "0.9312"}, {DimNone, math.Inf(1), "+Inf"},
+	} {
+		if got := tt.d.Format(tt.v); got != tt.want {
+			t.Errorf("%v.Format(%v) = %q, want %q", tt.d, tt.v, got, tt.want)
+		}
+	}
+}
