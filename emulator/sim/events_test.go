@@ -29,7 +29,7 @@ func TestTimelineEvents(t *testing.T) {
 	}
 	s.RunUntil(sc.Duration)
 	run := s.Results()
-	var port int = -1
+	port := -1
 	for i, pr := range run.Ports {
 		if pr.Switch == "s1" && pr.Peer == "s2" {
 			port = i

@@ -291,7 +291,11 @@ func (n *node) deliver(port int, due units.Time, frame []byte) {
 	} else {
 		p.n.h.Receive(due, p.port, frame)
 	}
-	p.n.rearm()
+	// A frame received at due cannot make the peer's deadline earlier than due, so a
+	// wake-up already pending by then stands (it re-arms when it fires).
+	if !p.n.slot.Pending() || p.n.slot.At() > due {
+		p.n.rearm()
+	}
 }
 
 // rearm keeps the node's one pending event at its NextDeadline. A deadline that moved
