@@ -275,3 +275,48 @@ func TestDelayCCConvergence(t *testing.T) {
 		})
 	}
 }
+
+// Multi-hop congestion (poseidon.md §1 item 5, Fig. 14): a parking lot s1–s2–s3 with
+// 1 Gb/s chain links. The victim v crosses both; one flow shares s1→s2 with it and three
+// share s2→s3. Poseidon reacts to the largest per-hop delay against a rate-dependent
+// target, so it reaches the max-min allocation: C/4 for the victim and the s2→s3 flows,
+// 3C/4 for the flow on s1→s2 (an end-to-end delay signal would squeeze the victim).
+func TestPoseidonParkingLot(t *testing.T) {
+	c := dcCases[0]
+	names := []struct {
+		name string
+		sw   int
+	}{{"v", 0}, {"c1", 0}, {"d1", 1}, {"d2", 1}, {"d3", 1}, {"r1", 1}, {"r", 2}}
+	var hosts []testHost
+	for _, h := range names {
+		hosts = append(hosts, testHost{Name: h.name, Sw: h.sw, Rate: 10 * units.Gbps, Delay: dcDelay, Buffer: dcBuf})
+	}
+	p := chainPlan(3, dcRate, dcDelay, dcBuf, hosts, 1500)
+	for i := range p.Switches {
+		p.Switches[i].Config.INT = switchd.INTConfig{Mode: switchd.INTMPD, MPDUnit: c.mpd}
+	}
+	raw, err := json.Marshal(c.params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b = 300 * units.Millisecond, 500 * units.Millisecond
+	sc := &scenario.Scenario{Name: "parking-lot", Seed: 1, Duration: b, SampleInterval: 100 * units.Microsecond}
+	for i, f := range [][2]string{{"v", "r"}, {"c1", "r1"}, {"d1", "r"}, {"d2", "r"}, {"d3", "r"}} {
+		sc.Flows = append(sc.Flows, scenario.Flow{ID: uint32(i + 1), Name: f[0], Group: "bulk", Src: f[0], Dst: f[1],
+			CC: c.cc, CCParams: raw, Start: units.Time(i) * 5 * units.Millisecond})
+	}
+	s, err := New(p, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunUntil(b)
+	run := s.Results()
+	want := []float64{dcCapacity / 4, 3 * dcCapacity / 4, dcCapacity / 4, dcCapacity / 4, dcCapacity / 4}
+	for i := range run.Flows {
+		g := dcGoodput(&run.Flows[i], a, b)
+		t.Logf("%s: %.1f Mbps (max-min share %.1f)", run.Flows[i].Name, g/1e6, want[i]/1e6)
+		if math.Abs(g-want[i]) > 0.15*want[i] {
+			t.Errorf("flow %s got %.1f Mbps, want its max-min share %.1f ± 15%%", run.Flows[i].Name, g/1e6, want[i]/1e6)
+		}
+	}
+}
