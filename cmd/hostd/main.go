@@ -64,10 +64,9 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() {
-		if job.RTPriority > 1 {
-			// The runtime's own threads one step below the datapath, as in switchd.
-			afpacket.RealtimeThreads(job.RTPriority - 1)
-		}
+		// As in switchd: only the datapath thread runs under SCHED_FIFO (runtime threads
+		// under FIFO can livelock in the scheduler); every thread gets nice -20.
+		afpacket.NiceThreads(-20)
 		if *readyFd >= 0 {
 			f := os.NewFile(uintptr(*readyFd), "ready")
 			_, _ = f.Write([]byte{1})
