@@ -41,6 +41,33 @@
 // metric takes switch:port (s1:p3). subject.metric and metric(subject) are the same
 // thing: victim.goodput == goodput(victim).
 //
+// # Metrics
+//
+// Over a flow set (goodputs and shares in bit/s over the measurement window; a fair
+// share is the max-min oracle's share over the topology, as goodput):
+//
+//	goodput, goodput_mean, goodput_min, goodput_max   sum / mean / min / max per flow
+//	fair_share, line_rate                             sums of shares and source NIC rates
+//	share_ratio_min                                   smallest goodput / fair share
+//	jain, jain_share                                  Jain's index of goodputs, of goodput / share
+//	rate_std                                          mean per-flow std of the rate over time
+//	convergence_time(S [, from])                      see below
+//	retransmits, timeouts, flows, finished            counts
+//	rtt                                               distribution: RTT samples
+//	fct(S [, min_size, max_size])                     distribution: FCTs of finished messages
+//	fct_slowdown(S [, min_size, max_size])            distribution: FCT / ideal FCT
+//	goodputs                                          distribution: per-flow goodputs
+//
+// Over a port: utilisation, drops, marks, pause_time; distributions queue_delay and
+// queue_bytes. A distribution is reduced by p50, p90, p99, p999 (nearest rank), mean,
+// min, max, std or count, as p99(rtt(victim)), or by the shorthand rtt_p99(victim) =
+// victim.rtt_p99. Helpers: abs(x), min(x, y), max(x, y), paper(x). Metrics lists the
+// catalogue with units and descriptions.
+//
+// convergence_time(S) is measured from the last start or stop among S's flows (or from
+// the time given) until every flow of S is within 10% of its fair share at every sample
+// up to the next start or stop; +Inf when that never happens.
+//
 // # Comparing runs of a sweep
 //
 // A sweep over the algorithm must call its variable cc. Two forms then refer to another

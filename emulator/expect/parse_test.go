@@ -2,6 +2,7 @@ package expect
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -198,4 +199,25 @@ func FuzzParse(f *testing.F) {
 		_ = Evaluate([]*Expectation{x}, []*Env{env})
 		_ = x.Resolve(&Catalogue{Groups: []string{"a"}, Vars: map[string][]string{"cc": {"swift"}}})
 	})
+}
+
+// The package doc lists every metric of the catalogue (shorthands aside).
+func TestDocListsMetrics(t *testing.T) {
+	src, err := os.ReadFile("expect.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(src[:strings.Index(string(src), "package expect")])
+	for _, m := range Metrics() {
+		if i := strings.LastIndex(m.Name, "_"); i > 0 {
+			if d := catalogue[m.Name[:i]]; d != nil && d.dist {
+				if _, isAgg := aggs[m.Name[i+1:]]; isAgg {
+					continue // a distribution's shorthand (rtt_p99)
+				}
+			}
+		}
+		if !strings.Contains(doc, m.Name) {
+			t.Errorf("package doc does not mention metric %s", m.Name)
+		}
+	}
 }
