@@ -55,7 +55,7 @@ func fatTreePermutation(tb testing.TB, d units.Time) (*plan.Plan, *scenario.Scen
 func BenchmarkFatTreePermutation(b *testing.B) {
 	const d = 50 * units.Millisecond
 	p, sc := fatTreePermutation(b, d)
-	var hops uint64
+	var hops, events uint64
 	var simTime units.Time
 	cpu0 := cpuTime()
 	b.ResetTimer()
@@ -64,7 +64,7 @@ func BenchmarkFatTreePermutation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s.RunUntil(d)
+		events += s.RunUntil(d)
 		hops += s.Hops()
 		simTime += s.Now()
 	}
@@ -76,6 +76,7 @@ func BenchmarkFatTreePermutation(b *testing.B) {
 	b.ReportMetric(float64(hops)/sec, "hops/s")
 	b.ReportMetric(simTime.Seconds()/sec, "sim/wall")
 	b.ReportMetric(float64(hops)/float64(b.N), "hops/op")
+	b.ReportMetric(float64(events)/float64(hops), "events/hop")
 }
 
 // The benchmark's lab is sane: every flow delivers, and the fabric carries packets over
