@@ -36,6 +36,7 @@
 //     parameters but never uses them on the ACK path.
 //   - rtt is the fabric RTT of the current ACK (RTT minus receiver turnaround, spec A5).
 //   - retransmit_count is reset on ACKs of new data (spec A9, as Swift does).
+//   - CapPerACK (off by default) bounds the per-ACK increase by max_mi (spec A11).
 //   - An ACK without any INT hop on its path (cc.Feedback.HasMPD false) falls back to the
 //     brownfield signal even when Brownfield is off: full-deployment Poseidon has no
 //     signal there otherwise. (hostd/transport sets HasMPD whenever the lab stamps MPD,
@@ -86,6 +87,10 @@ type Params struct {
 	// RetxResetThreshold is the number of consecutive timeouts after which the window
 	// drops to MinCwnd (count). Default 5.
 	RetxResetThreshold int `yaml:"retx_reset_threshold"`
+	// CapPerACK limits each ACK's increase to cwnd·(MaxMI − 1) (spec A11: below one
+	// packet the literal rule can jump cwnd many-fold on one ACK). Needs MaxMI. Default
+	// false (not in the paper).
+	CapPerACK bool `yaml:"cap_per_ack"`
 	// Brownfield makes the signal max(MPD, queuing on the non-INT part of the path)
 	// (spec §5) on every ACK. Default false (full INT deployment).
 	Brownfield bool `yaml:"brownfield"`
@@ -128,6 +133,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("poseidon: max_cwnd must be ≥ min_cwnd (%g packets) or 0, got %g", p.MinCwnd, p.MaxCwnd)
 	case p.InitCwnd < 0:
 		return fmt.Errorf("poseidon: init_cwnd must be ≥ 0 packets (0 = BDP), got %g", p.InitCwnd)
+	case p.CapPerACK && p.MaxMI == 0:
+		return fmt.Errorf("poseidon: cap_per_ack needs max_mi > 1, got 0 (no cap)")
 	case p.RetxResetThreshold < 1:
 		return fmt.Errorf("poseidon: retx_reset_threshold must be ≥ 1 timeouts, got %d", p.RetxResetThreshold)
 	}
@@ -271,7 +278,11 @@ func (f *Poseidon) OnFeedback(now units.Time, fb *cc.Feedback) {
 	mpt := f.target(f.cwnd * f.pkt * 1e9 / float64(rtt))
 	u := f.ratio(mpt, sig)
 	if sig <= mpt {
-		f.cwnd += (u - 1) * numAcked // Alg. 1 l.5: cwnd·(1 + (U−1)/cwnd·num_acked)
+		inc := (u - 1) * numAcked // Alg. 1 l.5: cwnd·(1 + (U−1)/cwnd·num_acked)
+		if f.p.CapPerACK {
+			inc = min(inc, f.cwnd*(f.maxMI-1))
+		}
+		f.cwnd += inc
 	} else if now-f.tLastDecrease > rtt {
 		f.cwnd *= u // Alg. 1 l.8
 	}

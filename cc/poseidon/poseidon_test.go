@@ -1,6 +1,7 @@
 package poseidon
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -178,6 +179,26 @@ func TestReceiveACK(t *testing.T) {
 	})
 }
 
+// spec A11: "offer an optional knob that caps the per-ACK growth to cwnd *= max_mi".
+func TestCapPerACK(t *testing.T) {
+	for _, tc := range []struct {
+		cap   bool
+		maxMI float64
+		want  float64
+	}{
+		// Literal Alg. 1 l.5 at cwnd 0.01 with MPD 0: U = 10^((T−0)/40µs), T = 42µs at
+		// this rate (clamped to min_rate), so one ACK adds U − 1 ≈ 10.2 packets.
+		{false, 0, 0.01 + math.Pow(10, 42.0/40) - 1},
+		// max_mi = 2 alone clamps U to 2 (spec A7): +1 packet; with the cap, ×2.
+		{false, 2, 1.01},
+		{true, 2, 0.02},
+	} {
+		c := newTest(t, paperEnv(), func(p *Params) { p.InitCwnd, p.MaxMI, p.CapPerACK = 0.01, tc.maxMI, tc.cap })
+		c.ack(withMPD(0))
+		c.wantCwnd(fmt.Sprintf("cap_per_ack=%v max_mi=%g", tc.cap, tc.maxMI), tc.want)
+	}
+}
+
 // spec §2.8: "cwnd < 1: send one packet every pacing_delay = rtt / cwnd".
 func TestPacingBelowOnePacket(t *testing.T) {
 	c := newTest(t, paperEnv(), func(p *Params) { p.InitCwnd = 2 })
@@ -287,6 +308,7 @@ func TestValidateAndRegistry(t *testing.T) {
 		{func(p *Params) { p.MinCwnd = 0 }, "min_cwnd must be > 0 packets"},
 		{func(p *Params) { p.MaxRate, p.MinRate = units.Gbps, units.Gbps }, "min_rate must be < max_rate"},
 		{func(p *Params) { p.RetxResetThreshold = 0 }, "retx_reset_threshold"},
+		{func(p *Params) { p.CapPerACK = true }, "cap_per_ack needs max_mi"},
 	} {
 		p := DefaultParams()
 		tc.edit(p)
