@@ -80,8 +80,9 @@ func TestRunSimFeeds(t *testing.T) {
 	if snap.Live || snap.Now != 3*units.Millisecond {
 		t.Fatalf("end: live %v at %v, want finished at the scenario's 3ms", snap.Live, snap.Now)
 	}
-	if pushes := snap.Version - v0 - 1; pushes != 3 { // one per 1ms chunk, then Finish
-		t.Fatalf("%d pushes, want 3", pushes)
+	// at least the first and the last chunk (more when the machine is slow), then Finish
+	if pushes := snap.Version - v0 - 1; pushes < 2 || pushes > 3 {
+		t.Fatalf("%d pushes, want 2 or 3", pushes)
 	}
 	if n := len(snap.Run.Flows[0].Samples); n < 20 {
 		t.Fatalf("flow has %d samples, want ≥ 20 (every 100µs over 3ms)", n)
