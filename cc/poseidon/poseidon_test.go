@@ -186,9 +186,10 @@ func TestCapPerACK(t *testing.T) {
 		maxMI float64
 		want  float64
 	}{
-		// Literal Alg. 1 l.5 at cwnd 0.01 with MPD 0: U = 10^((T−0)/40µs), T = 42µs at
-		// this rate (clamped to min_rate), so one ACK adds U − 1 ≈ 10.2 packets.
-		{false, 0, 0.01 + math.Pow(10, 42.0/40) - 1},
+		// Literal Alg. 1 l.5 at cwnd 0.01 (32.8 Mbps at rtt 10µs) with MPD 0:
+		// U = 10^(T/40µs), T = 2µs + 10µs·log10(200G/32.8M) = 39.85µs, so one ACK adds
+		// U − 1 ≈ 8.9 packets.
+		{false, 0, 0.01 + math.Pow(10, (2+10*math.Log10(200e9/32.768e6))/40) - 1},
 		// max_mi = 2 alone clamps U to 2 (spec A7): +1 packet; with the cap, ×2.
 		{false, 2, 1.01},
 		{true, 2, 0.02},
