@@ -37,6 +37,8 @@ type Point struct {
 	Vars []Var
 	// File is the experiment decoded with this point's values substituted.
 	File *File
+
+	sweepLine int
 }
 
 // Var is one variable's value at a point.
@@ -98,6 +100,9 @@ func Parse(path string, src []byte) (*Experiment, error) {
 	x := &Experiment{Path: path, Sweep: head.Sweep}
 	for i, vars := range expand(head.Sweep) {
 		pt := &Point{Index: i, Vars: vars, Label: label(vars)}
+		if len(head.Sweep) > 0 {
+			pt.sweepLine = head.Sweep[0].Line
+		}
 		env := map[string]any{}
 		for _, kv := range head.Vars {
 			env[fmt.Sprint(kv.Key)] = kv.Value
@@ -186,7 +191,7 @@ func pointErr(pt *Point, err error) error {
 	if pt.Label == "" {
 		return err
 	}
-	return fmt.Errorf("%w\n(at sweep point %s)", err, pt.Label)
+	return fmt.Errorf("%w\n(at sweep point %s; the sweep's values are on line %d)", err, pt.Label, pt.sweepLine)
 }
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
