@@ -43,6 +43,8 @@
 //   - Segments containing a retransmitted packet give no sample (Karn, spec §3.2 item 10).
 //   - Losses and timeouts do not change the rate (the paper ran lossless; spec §3.2).
 //   - The rate is floored at MinRate (not in the paper, spec A10) and starts at InitRate.
+//     Flags offer eRPC's readings: HAI counted on raw RTT differences, and at most a
+//     MaxDecrease cut per update (both off).
 package timely
 
 import (
@@ -86,6 +88,12 @@ type Params struct {
 	HAIThreshold int `yaml:"hai_threshold"`
 	// HAIMult is the increment multiplier N in HAI mode (dimensionless). Default 5.
 	HAIMult float64 `yaml:"hai_mult"`
+	// HAIRawDiff counts negative raw RTT differences toward HAI instead of negative
+	// smoothed gradients (eRPC's reading, spec A7). Default false.
+	HAIRawDiff bool `yaml:"hai_raw_diff"`
+	// MaxDecrease bounds one update's cut to this fraction of the rate (dimensionless,
+	// [0,1)); 0 means no bound. Default 0 (eRPC uses 0.5; not in the paper, spec A10).
+	MaxDecrease float64 `yaml:"max_decrease"`
 	// AppLimitFraction: the rate increases only if the flow sent more than this fraction
 	// of the rate since the previous completion (dimensionless); 0 disables. Default 0.8.
 	AppLimitFraction float64 `yaml:"app_limit_fraction"`
@@ -152,6 +160,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("timely: hai_threshold must be ≥ 0 events, got %d", p.HAIThreshold)
 	case p.HAIThreshold > 0 && !(p.HAIMult >= 1):
 		return fmt.Errorf("timely: hai_mult must be ≥ 1, got %g", p.HAIMult)
+	case !(p.MaxDecrease >= 0 && p.MaxDecrease < 1):
+		return fmt.Errorf("timely: max_decrease must be in [0, 1) (0 = none), got %g", p.MaxDecrease)
 	case !(p.AppLimitFraction >= 0 && p.AppLimitFraction <= 1):
 		return fmt.Errorf("timely: app_limit_fraction must be in [0, 1], got %g", p.AppLimitFraction)
 	case p.MinRate <= 0:
@@ -367,11 +377,16 @@ func (t *Timely) update(now, newRTT units.Time) {
 	t.prevRTT = newRTT
 	t.rttDiff = (1-t.p.Alpha)*t.rttDiff + t.p.Alpha*newDiff
 	g := t.rttDiff / float64(t.p.MinRTT)
-	if g < 0 { // spec A7: consecutive events with a negative smoothed gradient
+	neg := g < 0 // spec A7: consecutive events with a negative smoothed gradient
+	if t.p.HAIRawDiff {
+		neg = newDiff < 0
+	}
+	if neg {
 		t.negCount++
 	} else {
 		t.negCount = 0
 	}
+	old := t.rate
 	delta := float64(t.p.Delta)
 
 	switch {
@@ -399,6 +414,9 @@ func (t *Timely) update(now, newRTT units.Time) {
 		}
 	default:
 		t.rate *= max(0, 1-f*t.p.Beta*g)
+	}
+	if t.p.MaxDecrease > 0 {
+		t.rate = max(t.rate, old*(1-t.p.MaxDecrease))
 	}
 	t.rate = min(max(t.rate, float64(t.p.MinRate)), t.maxRate)
 }

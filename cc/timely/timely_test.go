@@ -126,6 +126,24 @@ func TestAlgorithm1(t *testing.T) {
 			t.Errorf("negCount = %d after a positive gradient, want 0", c.tl.negCount)
 		}
 	})
+	t.Run("max decrease", func(t *testing.T) {
+		// spec A10: "eRPC's 'at most −50 % per update' clamp as a flag, off by default".
+		c := newTest(t, paperEnv(), DefaultParams, func(p *Params) { literal(p); p.MaxDecrease = 0.5 })
+		c.complete(100 * units.Microsecond)
+		c.complete(400 * units.Microsecond) // factor 1 − 0.8·13.1 < 0: bounded to ½
+		c.wantRate("at most half per update", (5e9+δ)/2)
+	})
+	t.Run("HAI on raw differences", func(t *testing.T) {
+		// spec A7 alternative (eRPC): "count raw new_rtt_diff < 0". A flat RTT after a
+		// drop keeps the smoothed gradient negative but the raw difference at 0.
+		c := newTest(t, paperEnv(), DefaultParams, func(p *Params) { literal(p); p.HAIRawDiff = true })
+		for _, rtt := range []units.Time{200, 190, 180, 170, 160, 160} {
+			c.complete(rtt * units.Microsecond)
+		}
+		if c.tl.negCount != 0 {
+			t.Errorf("negCount = %d after a zero raw difference, want 0", c.tl.negCount)
+		}
+	})
 	t.Run("rate bounds", func(t *testing.T) {
 		// T§5: "we also cap the maximum target rate at 10 Gbps"; spec A10: floor at R_min.
 		c := newTest(t, paperEnv(), DefaultParams, func(p *Params) { literal(p); p.InitRate = 0 })
@@ -243,6 +261,7 @@ func TestValidateAndRegistry(t *testing.T) {
 		{func(p *Params) { p.MinRTT = 0 }, "min_rtt"},
 		{func(p *Params) { p.MinRate = 0 }, "min_rate must be > 0 bit/s"},
 		{func(p *Params) { p.Delta = -1 }, "delta"},
+		{func(p *Params) { p.MaxDecrease = 1 }, "max_decrease"},
 	} {
 		p := DefaultParams()
 		tc.edit(p)
