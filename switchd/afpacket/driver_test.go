@@ -39,6 +39,8 @@ func inFreshNetns(t *testing.T, fn func() error) {
 			errc <- err
 			return
 		}
+		// No IPv6 chatter (router solicitations, MLD) on the test's links.
+		_ = os.WriteFile("/proc/sys/net/ipv6/conf/default/disable_ipv6", []byte("1"), 0o644)
 		errc <- fn()
 	}()
 	if err := <-errc; err != nil {
@@ -162,14 +164,14 @@ func TestDriverForwardsAtDue(t *testing.T) {
 	}
 	_ = unix.SetsockoptTimeval(sink, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 2})
 	buf := make([]byte, 2048)
-	for i := range n {
+	for i := 0; i < n; {
 		m, err := unix.Read(sink, buf)
 		if err != nil {
 			t.Fatalf("frame %d never left port 1: %v", i, err)
 		}
 		got := clock.Now()
 		if m < 18 || binary.BigEndian.Uint16(buf[12:]) != 0x88b5 {
-			t.Fatalf("frame %d: unexpected frame of %d bytes", i, m)
+			continue // the kernel's own chatter on a fresh link
 		}
 		if seq := int(binary.BigEndian.Uint32(buf[14:])); seq != i {
 			t.Fatalf("frame %d: got sequence %d: frames must leave in order", i, seq)
@@ -177,14 +179,15 @@ func TestDriverForwardsAtDue(t *testing.T) {
 		if early := sent[i] + delay - got; early > 0 {
 			t.Errorf("frame %d left %v before it was due (delay %v)", i, early, delay)
 		}
+		i++
 	}
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
 	st := drv.Stats()
-	if st.Ports[0].RxFrames != n || st.Ports[1].TxFrames != n {
-		t.Errorf("counters: rx %d on p0, tx %d on p1; want %d each", st.Ports[0].RxFrames, st.Ports[1].TxFrames, n)
+	if st.Ports[0].RxFrames < n || st.Ports[1].TxFrames != st.Ports[0].RxFrames {
+		t.Errorf("counters: rx %d on p0, tx %d on p1; want ≥ %d, equal", st.Ports[0].RxFrames, st.Ports[1].TxFrames, n)
 	}
 	if st.TimerWakes == 0 {
 		t.Error("no timer wakeups: releases must come from the timerfd, not from arrivals")
