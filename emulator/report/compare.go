@@ -59,6 +59,17 @@ type FlowDiff struct {
 	FCT     Diff `json:"fct_us"`
 }
 
+// GroupDiff compares one flow group of two runs: summed goodput (bit/s), RTT p99 (µs)
+// and the FCT slowdown of its finished messages.
+type GroupDiff struct {
+	Name         string `json:"name"`
+	Goodput      Diff   `json:"goodput_bps"`
+	RTTP99       Diff   `json:"rtt_p99_us"`
+	SlowdownP50  Diff   `json:"fct_slowdown_p50"`
+	SlowdownP99  Diff   `json:"fct_slowdown_p99"`
+	FinishedFlow Diff   `json:"finished"`
+}
+
 // QueueDiff compares one port of two runs (matched by name); delays in µs.
 type QueueDiff struct {
 	Name        string `json:"name"`
@@ -74,6 +85,7 @@ type QueueDiff struct {
 type Comparison struct {
 	A      string      `json:"a"`
 	B      string      `json:"b"`
+	Groups []GroupDiff `json:"groups"`
 	Flows  []FlowDiff  `json:"flows"`
 	Queues []QueueDiff `json:"queues"`
 	// OnlyA and OnlyB are flows or ports found in one run only.
@@ -84,6 +96,28 @@ type Comparison struct {
 // Compare matches flows and queues of a and b by name and computes their differences.
 func Compare(a, b *Summary) *Comparison {
 	c := &Comparison{A: label(a), B: label(b)}
+	bg := map[string]*Group{}
+	for i := range b.Groups {
+		bg[b.Groups[i].Name] = &b.Groups[i]
+	}
+	for i := range a.Groups {
+		ga := &a.Groups[i]
+		gb, ok := bg[ga.Name]
+		if !ok {
+			c.OnlyA = append(c.OnlyA, "group "+ga.Name)
+			continue
+		}
+		p50 := func(p *Pct) float64 { return p.P50 }
+		p99 := func(p *Pct) float64 { return p.P99 }
+		count := func(p *Pct) float64 { return float64(p.Count) }
+		c.Groups = append(c.Groups, GroupDiff{Name: ga.Name,
+			Goodput:      diff(ga.GoodputBps, gb.GoodputBps),
+			RTTP99:       diff(pctField(ga.RTTUS, p99), pctField(gb.RTTUS, p99)),
+			SlowdownP50:  diff(pctField(ga.Slowdown, p50), pctField(gb.Slowdown, p50)),
+			SlowdownP99:  diff(pctField(ga.Slowdown, p99), pctField(gb.Slowdown, p99)),
+			FinishedFlow: diff(pctField(ga.Slowdown, count), pctField(gb.Slowdown, count)),
+		})
+	}
 	bf := map[string]*Flow{}
 	for i := range b.Flows {
 		bf[b.Flows[i].Name] = &b.Flows[i]
@@ -220,6 +254,17 @@ func (c *Comparison) MaxQueueDelayDiff() (float64, string) {
 	return worst, name
 }
 
+// maxTextFlows bounds the flows WriteText prints.
+const maxTextFlows = 40
+
+func absRel(d Diff) float64 {
+	r := math.Abs(d.Rel)
+	if math.IsNaN(r) {
+		return -1
+	}
+	return r
+}
+
 func fmtRel(r float64) string {
 	switch {
 	case math.IsNaN(r):
@@ -241,6 +286,8 @@ func fmtVal(v float64, unit string) string {
 		return fmt.Sprintf("%.1f", v)
 	case "%":
 		return fmt.Sprintf("%.1f", v*100)
+	case "x":
+		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }
@@ -262,6 +309,35 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			parts = append(parts, n+" A", "B", "Δ", "Δ%")
 		}
 		return strings.Join(parts, "\t")
+	}
+	// Groups: slowdown columns only when some group has finished messages.
+	slow := false
+	for _, g := range c.Groups {
+		if !math.IsNaN(g.SlowdownP50.A) || !math.IsNaN(g.SlowdownP50.B) {
+			slow = true
+		}
+	}
+	if slow {
+		fmt.Fprintf(tw, "GROUP\t%s\t\n", hdr("GOODPUT Mbit/s", "RTT p99 µs", "SLOWDOWN p50", "SLOWDOWN p99", "FINISHED"))
+	} else {
+		fmt.Fprintf(tw, "GROUP\t%s\t\n", hdr("GOODPUT Mbit/s", "RTT p99 µs"))
+	}
+	for _, g := range c.Groups {
+		row := cols(g.Goodput, "Mbps") + "\t" + cols(g.RTTP99, "us")
+		if slow {
+			row += "\t" + cols(g.SlowdownP50, "x") + "\t" + cols(g.SlowdownP99, "x") + "\t" + cols(g.FinishedFlow, "")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", g.Name, row)
+	}
+	fmt.Fprintln(tw)
+	// Flows: at most maxTextFlows, those whose goodput differs most.
+	flows := c.Flows
+	note := ""
+	if len(flows) > maxTextFlows {
+		flows = append([]FlowDiff(nil), flows...)
+		sort.SliceStable(flows, func(i, j int) bool { return absRel(flows[i].Goodput) > absRel(flows[j].Goodput) })
+		flows = flows[:maxTextFlows]
+		note = fmt.Sprintf("(the %d of %d flows whose goodput differs most; --json lists all)\n", maxTextFlows, len(c.Flows))
 	}
 	// Columns without a value in either run (FCT of long-lived flows, RTT without
 	// samples) are left out.
@@ -292,8 +368,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	for _, col := range fcols {
 		names = append(names, col.name)
 	}
+	fmt.Fprint(tw, note)
 	fmt.Fprintf(tw, "FLOW\tGROUP\t%s\t\n", hdr(names...))
-	for _, f := range c.Flows {
+	for _, f := range flows {
 		var vals []string
 		for _, col := range fcols {
 			vals = append(vals, cols(col.get(f), col.unit))

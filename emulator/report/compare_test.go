@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,11 +57,16 @@ func TestCompareRunDirs(t *testing.T) {
 	if d, port := c.MaxQueueDelayDiff(); d != 0 || port != "s1:p3" {
 		t.Errorf("MaxQueueDelayDiff = %v, %s", d, port)
 	}
+	// Groups: bulk 75 → 77.5 Mbps; msg's one message has the same slowdown in both.
+	if len(c.Groups) != 2 || c.Groups[0].Name != "bulk" || !near(c.Groups[0].Goodput.Rel, 2.5/75) ||
+		c.Groups[1].SlowdownP99.Rel != 0 || c.Groups[1].FinishedFlow.A != 1 {
+		t.Errorf("groups = %+v", c.Groups)
+	}
 	var txt bytes.Buffer
 	if err := c.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"exp (sim)", "exp (netns)", "47.50", "-5.0%", "+20.0%", "s1:p3"} {
+	for _, want := range []string{"exp (sim)", "exp (netns)", "47.50", "-5.0%", "+20.0%", "s1:p3", "GROUP", "SLOWDOWN p99", "+3.3%"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, txt.String())
 		}
@@ -84,5 +90,22 @@ func TestDiff(t *testing.T) {
 	}
 	if !math.IsNaN(diff(math.NaN(), 1).Rel) {
 		t.Error("a missing value gives a relative difference")
+	}
+}
+
+func TestCompareTextKeepsTheWorstFlows(t *testing.T) {
+	var a, b Summary
+	for i := 0; i < 100; i++ {
+		name := "f" + strconv.Itoa(i)
+		a.Flows = append(a.Flows, Flow{Name: name, GoodputBps: 100})
+		b.Flows = append(b.Flows, Flow{Name: name, GoodputBps: 100 + float64(i)})
+	}
+	var txt bytes.Buffer
+	if err := Compare(&a, &b).WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	out := txt.String()
+	if !strings.Contains(out, "the 40 of 100 flows") || !strings.Contains(out, " f99 ") || !strings.Contains(out, " f60 ") || strings.Contains(out, " f59 ") {
+		t.Errorf("text output:\n%s", out)
 	}
 }
