@@ -43,6 +43,14 @@
 //     packets for the rate estimate, and InflightEcho is that of the triggering packet.
 //   - No reaction to loss or timeouts (spec §2.10, A19): OSCAR reacts to the delay they
 //     cause.
+//
+// # Limitations
+//
+// Fairness comes from U_AI alone (spec §2.8). With windows of tens of packets U_AI is a
+// fraction of a packet, and u is re-derived each batch from the in-flight the window
+// allowed, so in a noise-free simulation a window-bound flow can sit on a whole-packet
+// window for good: unequal splits whose delay is just above D_target then repeat
+// exactly. A few µs of fabric jitter dissolves them (net_test.go); real fabrics have it.
 package oscar
 
 import (
