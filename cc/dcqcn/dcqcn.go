@@ -303,3 +303,8 @@ func (np *NotificationPoint) OnData(now units.Time, ce bool) bool {
 	np.sent, np.last = true, now
 	return true
 }
+
+// CNPInterval is the notification point's minimum gap between two CNPs of this flow. The
+// host transport reads it to act as the flow's NP: the receiver sends a CNP for a
+// CE-marked data packet unless it sent one less than this long ago.
+func (d *DCQCN) CNPInterval() units.Time { return d.p.CNPInterval }

@@ -20,7 +20,6 @@ import (
 	"reef/emulator/scenario"
 	"reef/hostd"
 	"reef/hostd/daemon"
-	"reef/switchd"
 	"reef/units"
 )
 
@@ -129,11 +128,9 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 		return nil, fmt.Errorf("netns: %w", err)
 	}
 	r := &runState{b: b, p: p, sc: sc, opts: opts, out: out, log: log, jobs: map[string]*daemon.Job{}}
-	var mpdUnit units.Time
-	for _, sp := range p.Switches {
-		if sp.Config.INT.Mode == switchd.INTMPD && mpdUnit == 0 {
-			mpdUnit = sp.Config.INT.MPDUnit
-		}
+	hostOpts, err := sc.HostOptions(p)
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
 	}
 	job := func(name string) (*daemon.Job, error) {
 		if j, ok := r.jobs[name]; ok {
@@ -143,7 +140,7 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 		if !ok {
 			return nil, fmt.Errorf("netns: no host %q in the plan", name)
 		}
-		j := &daemon.Job{Host: hp.Config, MPDUnit: mpdUnit, Seed: sc.Seed, Duration: sc.Duration,
+		j := &daemon.Job{Host: hp.Config, MPDUnit: hostOpts.MPDUnit, Tuning: hostOpts.Tuning, Seed: sc.Seed, Duration: sc.Duration,
 			SampleInterval: sc.SampleInterval, RTPriority: hostRTPriority}
 		r.jobs[name] = j
 		return j, nil
@@ -162,7 +159,7 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 		if _, err := job(f.Dst); err != nil {
 			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
 		}
-		h, err := hostd.New(src.Host, hostd.Options{MPDUnit: mpdUnit})
+		h, err := hostd.New(src.Host, hostOpts)
 		if err != nil {
 			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
 		}

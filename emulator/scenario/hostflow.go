@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"net/netip"
 
+	"reef/cc"
 	"reef/emulator/plan"
 	"reef/hostd"
 	"reef/hostd/transport"
+	"reef/switchd"
 	"reef/units"
 )
 
@@ -57,4 +59,31 @@ func (hf *HostFlow) Spec(h *hostd.Host, seed uint64) (hostd.FlowSpec, error) {
 	}
 	return hostd.FlowSpec{ID: hf.ID, Name: hf.Name, Dst: hf.DstAddr, Size: hf.Size, Start: hf.Start, Stop: hf.Stop,
 		Alg: alg, HopCap: hf.INTHops, Ack: transport.AckPolicy{Every: hf.AckEvery}, BaseRTT: hf.BaseRTT}, nil
+}
+
+// HostOptions are the options every host of a run is built with, the same on every
+// backend: the lab's MPD unit (from the first switch stamping MPD) and the transport's
+// loss-recovery tuning (the scenario's, or the transport defaults) scaled by the run's
+// time scale, so timeouts keep their relation to the scaled RTTs.
+func (s *Scenario) HostOptions(p *plan.Plan) (hostd.Options, error) {
+	var o hostd.Options
+	for _, sp := range p.Switches {
+		if sp.Config.INT.Mode == switchd.INTMPD {
+			o.MPDUnit = sp.Config.INT.MPDUnit
+			break
+		}
+	}
+	o.Tuning = transport.DefaultTuning()
+	if s.Transport != nil {
+		o.Tuning = *s.Transport
+	}
+	if s.TimeScale > 0 && s.TimeScale != 1 {
+		if err := cc.ScaleParams(&o.Tuning, s.TimeScale); err != nil {
+			return o, fmt.Errorf("scenario %s: transport tuning: %w", s.Name, err)
+		}
+	}
+	if err := o.Tuning.Validate(); err != nil {
+		return o, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	return o, nil
 }

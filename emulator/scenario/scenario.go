@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"reef/cc"
+	"reef/hostd/transport"
 	"reef/units"
 )
 
@@ -33,6 +34,9 @@ type Scenario struct {
 	Flows []Flow `json:"flows"`
 	// Events in time order.
 	Events []Event `json:"events,omitempty"`
+	// Transport, when set, is the hosts' loss-recovery tuning in paper units (the
+	// transport's defaults otherwise); HostOptions scales it by TimeScale.
+	Transport *transport.Tuning `json:"transport,omitempty"`
 }
 
 // Flow is one transport flow from Src to Dst.

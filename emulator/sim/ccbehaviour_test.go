@@ -10,6 +10,7 @@ import (
 	"reef/switchd"
 	"reef/units"
 
+	_ "reef/cc/dcqcn"
 	_ "reef/cc/dctcp"
 	_ "reef/cc/hpcc"
 	_ "reef/cc/powertcp"
@@ -68,6 +69,12 @@ var dbCases = []struct {
 	// for the larger), a bias the algorithm cannot undo.
 	{dbCase{cc: "dctcp", ecn: switchd.ECNConfig{Mode: switchd.ECNStep, K: dbK}},
 		dbExpect{loneUtil: 0.95, jain: 0.9, minQ: dbK / 2, maxQ: dbK * 3 / 2, converge: 30 * units.Millisecond, joinRun: 40 * units.Millisecond}},
+	// DCQCN: RED marking at the switch (Kmin 5 KB, Kmax 200 KB, Pmax 1%: baselines.md
+	// §3.3), the receiver acting as the notification point (one CNP per 50 µs per flow
+	// at most), the sender cutting its rate on CNPs and recovering by timer and byte
+	// counter. Flows start at line rate.
+	{dbCase{cc: "dcqcn", ecn: switchd.ECNConfig{Mode: switchd.ECNRED, Min: 5 * units.Kilobyte, Max: 200 * units.Kilobyte, PMax: 0.01}},
+		dbExpect{loneUtil: 0.95, jain: 0.95, maxQ: 200 * units.Kilobyte, converge: 30 * units.Millisecond, joinRun: 40 * units.Millisecond}},
 }
 
 // dumbbell runs n long-lived flows of c, flow i starting at starts[i], for dur.

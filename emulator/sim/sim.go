@@ -70,11 +70,9 @@ type node struct {
 // that outlives it, on a plan or scenario the cores reject.
 func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 	s := &Sim{sc: sc, p: p, byHost: map[string]*node{}, flowIdx: map[uint32]int{}, paths: map[pathKey]pathVal{}}
-	var mpdUnit units.Time
-	for _, sp := range p.Switches {
-		if sp.Config.INT.Mode == switchd.INTMPD && mpdUnit == 0 {
-			mpdUnit = sp.Config.INT.MPDUnit
-		}
+	hostOpts, err := sc.HostOptions(p)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	swByName := map[string]*node{}
 	for i, sp := range p.Switches {
@@ -92,7 +90,7 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		swByName[cfg.Name] = n
 	}
 	for _, hp := range p.Hosts {
-		h, err := hostd.New(hp.Config, hostd.Options{MPDUnit: mpdUnit})
+		h, err := hostd.New(hp.Config, hostOpts)
 		if err != nil {
 			return nil, fmt.Errorf("sim: host %s: %w", hp.Config.Name, err)
 		}

@@ -26,6 +26,7 @@ import (
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/hostd"
+	"reef/hostd/transport"
 	"reef/switchd"
 	"reef/switchd/afpacket"
 	"reef/units"
@@ -38,6 +39,8 @@ type Job struct {
 	Host hostd.Config `json:"host"`
 	// MPDUnit is the lab's Poseidon MPD unit (0 when no switch stamps MPD).
 	MPDUnit units.Time `json:"mpd_unit,omitempty"`
+	// Tuning is the transport's loss-recovery tuning, already scaled to lab time.
+	Tuning transport.Tuning `json:"tuning"`
 	// Seed is the run's seed (flows seed their algorithms from it and their ID).
 	Seed uint64 `json:"seed"`
 	// Duration is the lab time at which the daemon stops and writes its output.
@@ -100,7 +103,7 @@ func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
 // until the job's duration has passed on clock (or ctx ends), and returns the output.
 // ready, when non-nil, is called once the interface is open.
 func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger, ready func()) (*Output, error) {
-	h, err := hostd.New(job.Host, hostd.Options{MPDUnit: job.MPDUnit, Logger: log})
+	h, err := hostd.New(job.Host, hostd.Options{MPDUnit: job.MPDUnit, Tuning: job.Tuning, Logger: log})
 	if err != nil {
 		return nil, err
 	}
