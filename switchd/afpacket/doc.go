@@ -31,13 +31,15 @@
 // the frame slice handed to Node.Receive aliases ring memory and is given back to the
 // kernel as soon as Receive returns, so the node must copy what it keeps (the node
 // contract says it does). TX: the frame returned by Node.Poll is valid until the next
-// call on the node; the driver writes it with one write(2) on the port's socket before
-// calling Poll again, and the kernel copies it, so the driver never holds a frame. There
-// is no driver-side TX queue: a write that fails (ENOBUFS when the peer's backlog is
-// full) is counted in TxErrors and the frame is lost, as on a wire.
+// call on the node, so the driver copies it at once into its port's TX batch: BatchSize
+// slots of one ring frame each, allocated when the port opens and owned by the driver.
+// A batch goes out with one sendmmsg(2) when it is full and at the end of every wakeup's
+// work, before the loop sleeps, so batching adds no delay beyond that work. Frames the
+// kernel refuses (EAGAIN/ENOBUFS when the peer's backlog is full) are counted in
+// TxErrors and lost, as on a wire.
 //
 // # Limitations
 //
-// Linux only, root (CAP_NET_RAW). One write(2) per frame (no PACKET_TX_RING/sendmmsg yet).
+// Linux only, root (CAP_NET_RAW). No PACKET_TX_RING yet (one sendmmsg per batch).
 // Frames longer than the ring's frame slot are counted in RxTruncated and dropped.
 package afpacket

@@ -358,14 +358,19 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 			}
 			moved = true
 			if o.Port >= 0 && o.Port < len(d.ports) {
-				_ = d.ports[o.Port].Write(o.Frame) // failures are counted per port
+				d.ports[o.Port].Queue(o.Frame) // copied: the node may reuse it now
 			}
 		}
 		d.floor = max(d.floor, now)
 		if d.node.NextDeadline() > now {
-			return moved
+			break
 		}
 		now = d.cfg.Clock.Now()
+	}
+	for _, p := range d.ports {
+		if p.tx.n > 0 {
+			p.Flush()
+		}
 	}
 	return moved
 }

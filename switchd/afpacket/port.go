@@ -22,6 +22,7 @@ type Port struct {
 	Index int
 
 	fd        int
+	tx        *txBatch
 	ring      []byte
 	frameSize int
 	frames    int
@@ -85,6 +86,7 @@ func OpenPort(name string, o PortOptions) (p *Port, err error) {
 	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
 		return nil, wrap("PACKET_RX_RING", err)
 	}
+	p.tx = newTxBatch(p.frameSize)
 	p.ring, err = unix.Mmap(fd, 0, block*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, wrap("mmap", err)
@@ -167,6 +169,74 @@ func (p *Port) release(delivered bool) {
 	if p.next == p.frames {
 		p.next = 0
 	}
+}
+
+// BatchSize is how many frames a port queues for one sendmmsg(2).
+const BatchSize = 64
+
+// mmsghdr is struct mmsghdr (x/sys/unix has none).
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+	_   [4]byte
+}
+
+// txBatch holds frames copied out of the node until the next Flush: BatchSize slots of
+// the port's frame size, allocated once when the port opens.
+type txBatch struct {
+	slots [][]byte
+	iov   []unix.Iovec
+	msgs  []mmsghdr
+	n     int
+}
+
+func newTxBatch(size int) *txBatch {
+	b := &txBatch{slots: make([][]byte, BatchSize), iov: make([]unix.Iovec, BatchSize), msgs: make([]mmsghdr, BatchSize)}
+	mem := make([]byte, BatchSize*size)
+	for i := range b.slots {
+		b.slots[i] = mem[i*size : (i+1)*size : (i+1)*size]
+		b.iov[i].Base = &b.slots[i][0]
+		b.msgs[i].hdr.Iov = &b.iov[i]
+		b.msgs[i].hdr.Iovlen = 1
+	}
+	return b
+}
+
+// Queue copies frame into the port's TX batch (the caller may reuse frame at once) and
+// sends the batch when it is full. Frames larger than a slot are dropped and counted
+// in TxErrors. Call Flush before sleeping.
+func (p *Port) Queue(frame []byte) {
+	b := p.tx
+	if len(frame) > len(b.slots[b.n]) {
+		p.txErrors++
+		return
+	}
+	copy(b.slots[b.n], frame)
+	b.iov[b.n].SetLen(len(frame))
+	b.n++
+	if b.n == BatchSize {
+		p.Flush()
+	}
+}
+
+// Flush sends the queued frames with one sendmmsg(2) (more if the kernel takes only
+// part of the batch); frames the kernel refuses are counted in TxErrors and dropped.
+func (p *Port) Flush() {
+	b := p.tx
+	done := 0
+	for done < b.n {
+		r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(p.fd), uintptr(unsafe.Pointer(&b.msgs[done])), uintptr(b.n-done), 0, 0, 0)
+		if errno != 0 || r == 0 {
+			p.txErrors += uint64(b.n - done) // EAGAIN/ENOBUFS: the peer is not keeping up
+			break
+		}
+		for i := done; i < done+int(r); i++ {
+			p.txFrames++
+			p.txBytes += b.iov[i].Len
+		}
+		done += int(r)
+	}
+	b.n = 0
 }
 
 // Write sends one frame out of the port; the kernel copies it before Write returns.
