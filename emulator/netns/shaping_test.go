@@ -20,9 +20,10 @@ import (
 	"reef/units"
 )
 
-// The traffic endpoints (iperf3, ping, the UDP blaster) run under SCHED_FIFO 5, below
-// the switches' datapaths (10): on a machine shared with other work they would otherwise
-// measure the machine's load, not the emulator.
+// The latency probes (ping, the UDP blaster) run under SCHED_FIFO 5, below the
+// switches' datapaths (10): on a machine shared with other work they would otherwise
+// measure the machine's load, not the emulator. iperf3 runs at nice -10 instead: a TCP
+// sender under SCHED_FIFO starves the softirq threads that drain its own tbf.
 
 // lineTopo is h1 – s1 – s2 – h2: host links at 1 Gbit/s, the s1–s2 link at the rate
 // under test (first %s after the name), every link with the same propagation delay.
@@ -43,7 +44,7 @@ links:
 // function that waits for it to finish.
 func startServer(t *testing.T, ctx context.Context, lab *Lab, node string) func() {
 	t.Helper()
-	cmd, err := Command(ctx, lab.Name, node, "chrt", "-f", "5", "iperf3", "-s", "-1", "--forceflush")
+	cmd, err := Command(ctx, lab.Name, node, "nice", "-n", "-10", "iperf3", "-s", "-1", "--forceflush")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func iperfClient(t *testing.T, ctx context.Context, lab *Lab, node string, args 
 	var out string
 	var err error
 	for range 20 {
-		out, err = run(ctx, lab, node, append([]string{"chrt", "-f", "5", "iperf3", "-J"}, args...)...)
+		out, err = run(ctx, lab, node, append([]string{"nice", "-n", "-10", "iperf3", "-J"}, args...)...)
 		if err == nil || !strings.Contains(out, "Connection refused") {
 			break
 		}
