@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"reef/emulator/expect"
+	"reef/emulator/metrics"
 	"reef/emulator/results"
 )
 
@@ -325,6 +326,15 @@ func fmtBytes(b int64) string {
 func sweepFigures(sums []*Summary) ([]Figure, error) {
 	vars := numericVars(sums)
 	var figs []Figure
+	for _, q := range []string{"p50", "p99"} {
+		f, ok, err := fctSweepFigure(sums, q)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			figs = append(figs, f)
+		}
+	}
 	for _, x := range vars {
 		// Expectation values.
 		names := map[string]bool{}
@@ -397,6 +407,71 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 	}
 	return figs, nil
 }
+
+// maxBarRuns bounds the runs a per-run bar chart shows.
+const maxBarRuns = 10
+
+// fctSweepFigure draws the FCT slowdown percentile q ("p50" or "p99") of every size
+// bucket, one bar per run; ok is false without finished messages or with too many runs.
+func fctSweepFigure(sums []*Summary, q string) (Figure, bool, error) {
+	var buckets []string
+	seen := map[string]bool{}
+	any := false
+	for _, s := range sums {
+		for _, b := range s.FCTBuckets {
+			any = true
+			if !seen[b.Name] {
+				seen[b.Name] = true
+				buckets = append(buckets, b.Name)
+			}
+		}
+	}
+	if !any || len(sums) < 2 || len(sums) > maxBarRuns {
+		return Figure{}, false, nil
+	}
+	// Buckets in the catalogue's order.
+	order := map[string]int{}
+	for i, b := range metrics.DefaultBuckets() {
+		order[b.Name] = i
+	}
+	sort.SliceStable(buckets, func(i, j int) bool { return order[buckets[i]] < order[buckets[j]] })
+	p := newPlot("FCT slowdown "+q+" by flow size, per run", "size bucket", "FCT / ideal FCT ("+q+")")
+	w := vg.Points(float64(min(24, 200/len(sums))))
+	for k, s := range sums {
+		vals := make(plotter.Values, len(buckets))
+		for i, name := range buckets {
+			for _, b := range s.FCTBuckets {
+				if b.Name == name && b.Slowdown != nil {
+					if q == "p50" {
+						vals[i] = b.Slowdown.P50
+					} else {
+						vals[i] = b.Slowdown.P99
+					}
+				}
+			}
+		}
+		bc, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return Figure{}, false, fmt.Errorf("report: fct sweep plot: %w", err)
+		}
+		bc.Color = colour(k)
+		bc.LineStyle.Width = 0
+		bc.Offset = w * vg.Length(2*k-len(sums)+1) / 2
+		p.Add(bc)
+		label := strings.TrimSuffix(strings.TrimPrefix(expectResultLabel(s.Vars), " ["), "]")
+		if label == "" {
+			label = s.Run
+		}
+		p.Legend.Add(label, bc)
+	}
+	p.NominalX(buckets...)
+	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
+	headroom(p)
+	f, err := render(p, "sweep-fct-slowdown-"+q, fmt.Sprintf("The %s FCT slowdown of each size bucket (small < 100KB ≤ medium < 1MB ≤ large), one bar per run.", q))
+	return f, err == nil, err
+}
+
+func expectResultLabel(v map[string]string) string { return expect.Result{Vars: v}.Label() }
 
 // numericVars are the sweep variables whose values all parse as numbers and that take
 // more than one value.
