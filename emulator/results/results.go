@@ -49,7 +49,9 @@ type Flow struct {
 	// Acked is the payload bytes acknowledged by the end of the run.
 	Acked       units.Bytes `json:"acked"`
 	Retransmits int64       `json:"retransmits"`
-	Timeouts    int64       `json:"timeouts"`
+	// Spurious counts the retransmissions later shown unnecessary (reordering).
+	Spurious int64 `json:"spurious_retransmits"`
+	Timeouts int64 `json:"timeouts"`
 	// Samples is the flow's time series, one per sample interval while it was active.
 	Samples []FlowSample `json:"samples"`
 }

@@ -416,11 +416,7 @@ func (s *Sim) Results() *results.Run {
 			if !ok {
 				continue
 			}
-			r := &s.flows[fi].res
-			r.Acked, r.Retransmits, r.Timeouts = st.BytesAcked, int64(st.Retransmits), int64(st.Timeouts)
-			if st.Done {
-				r.Finish = st.Start + st.FCT
-			}
+			s.flows[fi].res.Close(st)
 		}
 	}
 	for _, f := range s.flows {
