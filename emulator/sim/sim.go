@@ -370,9 +370,7 @@ func (s *Sim) sample(now units.Time) {
 			if st.Done && len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Acked == st.BytesAcked {
 				continue // finished and already recorded at its final state
 			}
-			r.Samples = append(r.Samples, results.FlowSample{T: now, Acked: st.BytesAcked, Cwnd: st.Cwnd,
-				Rate: st.PacingRate, RTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD,
-				Retransmits: int64(st.Retransmits)})
+			r.Samples = append(r.Samples, results.FlowSampleOf(now, st))
 		}
 	}
 	k := 0
@@ -380,10 +378,7 @@ func (s *Sim) sample(now units.Time) {
 		s.depths = n.sw.Depths(now, s.depths[:0])
 		s.pstats = n.sw.AppendStats(s.pstats[:0])
 		for i := range s.depths {
-			ps := &s.pstats[i]
-			s.ports[k].Samples = append(s.ports[k].Samples, results.PortSample{T: now,
-				QueueBytes: s.depths[i].Backlog, QueueDelay: s.depths[i].Delay,
-				TxBytes: int64(ps.TxBytes), Drops: int64(ps.Dropped()), Marks: int64(ps.ECNMarks)})
+			s.ports[k].Samples = append(s.ports[k].Samples, results.PortSampleOf(now, &s.pstats[i], s.depths[i]))
 			k++
 		}
 		n.rearm()
