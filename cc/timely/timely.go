@@ -38,7 +38,8 @@
 //     ThresholdsAboveBase false compares the full RTT as the paper does.
 //   - Updates are scaled by f = min(1, Δt/minRTT) (spec A11, the paper's "scale the updates
 //     by the number of completions per minimum RTT"); ScaleUpdates false is literal Alg. 1.
-//   - A segment ends early when the sender pauses (no packet for two pacing gaps), so a
+//   - A segment ends early when the sender pauses (no packet for two pacing gaps and at
+//     least MinRTT), so a
 //     message's last short segment still completes (spec §2.6).
 //   - Segments containing a retransmitted packet give no sample (Karn, spec §3.2 item 10).
 //   - Losses and timeouts do not change the rate (the paper ran lossless; spec §3.2).
