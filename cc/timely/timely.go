@@ -39,8 +39,7 @@
 //   - Updates are scaled by f = min(1, Δt/minRTT) (spec A11, the paper's "scale the updates
 //     by the number of completions per minimum RTT"); ScaleUpdates false is literal Alg. 1.
 //   - A segment ends early when the sender pauses (no packet for two pacing gaps and at
-//     least MinRTT), so a
-//     message's last short segment still completes (spec §2.6).
+//     least MinRTT), so a message's last short segment still completes (spec §2.6).
 //   - Segments containing a retransmitted packet give no sample (Karn, spec §3.2 item 10).
 //   - Losses and timeouts do not change the rate (the paper ran lossless; spec §3.2).
 //   - The rate is floored at MinRate (not in the paper, spec A10) and starts at InitRate.
