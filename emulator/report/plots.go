@@ -326,6 +326,11 @@ func fmtBytes(b int64) string {
 func sweepFigures(sums []*Summary) ([]Figure, error) {
 	vars := numericVars(sums)
 	var figs []Figure
+	if f, ok, err := shareSweepFigure(sums); err != nil {
+		return nil, err
+	} else if ok {
+		figs = append(figs, f)
+	}
 	for _, q := range []string{"p50", "p99"} {
 		f, ok, err := fctSweepFigure(sums, q)
 		if err != nil {
@@ -458,17 +463,68 @@ func fctSweepFigure(sums []*Summary, q string) (Figure, bool, error) {
 		bc.LineStyle.Width = 0
 		bc.Offset = w * vg.Length(2*k-len(sums)+1) / 2
 		p.Add(bc)
-		label := strings.TrimSuffix(strings.TrimPrefix(expectResultLabel(s.Vars), " ["), "]")
-		if label == "" {
-			label = s.Run
-		}
-		p.Legend.Add(label, bc)
+		p.Legend.Add(runLabel(s), bc)
 	}
 	p.NominalX(buckets...)
 	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
 	headroom(p)
 	f, err := render(p, "sweep-fct-slowdown-"+q, fmt.Sprintf("The %s FCT slowdown of each size bucket (small < 100KB ≤ medium < 1MB ≤ large), one bar per run.", q))
 	return f, err == nil, err
+}
+
+// shareSweepFigure draws each flow group's goodput over its fair share, one bar per run.
+func shareSweepFigure(sums []*Summary) (Figure, bool, error) {
+	if len(sums) < 2 || len(sums) > maxBarRuns {
+		return Figure{}, false, nil
+	}
+	var groups []string
+	seen := map[string]bool{}
+	for _, s := range sums {
+		for _, g := range s.Groups {
+			if !seen[g.Name] && g.FairShareBps > 0 {
+				seen[g.Name] = true
+				groups = append(groups, g.Name)
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return Figure{}, false, nil
+	}
+	p := newPlot("Goodput / max-min fair share by flow group, per run", "flow group", "goodput / fair share")
+	w := vg.Points(float64(min(24, 200/len(sums))))
+	for k, s := range sums {
+		vals := make(plotter.Values, len(groups))
+		for i, name := range groups {
+			for _, g := range s.Groups {
+				if g.Name == name && g.FairShareBps > 0 {
+					vals[i] = g.GoodputBps / g.FairShareBps
+				}
+			}
+		}
+		bc, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return Figure{}, false, fmt.Errorf("report: share sweep plot: %w", err)
+		}
+		bc.Color = colour(k)
+		bc.LineStyle.Width = 0
+		bc.Offset = w * vg.Length(2*k-len(sums)+1) / 2
+		p.Add(bc)
+		p.Legend.Add(runLabel(s), bc)
+	}
+	p.NominalX(groups...)
+	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
+	headroom(p)
+	f, err := render(p, "sweep-group-share", "Each flow group's goodput over its max-min fair share (1 = its fair share), one bar per run.")
+	return f, err == nil, err
+}
+
+// runLabel names a run in a legend by its sweep variables.
+func runLabel(s *Summary) string {
+	label := strings.TrimSuffix(strings.TrimPrefix(expectResultLabel(s.Vars), " ["), "]")
+	if label == "" {
+		label = s.Run
+	}
+	return label
 }
 
 func expectResultLabel(v map[string]string) string { return expect.Result{Vars: v}.Label() }

@@ -344,7 +344,7 @@ func TestWriteSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"sweep-b-share-vs-m", "sweep-bulk-share-vs-m", "sweep-fct-slowdown-p50", "sweep-fct-slowdown-p99"} {
+	for _, f := range []string{"sweep-b-share-vs-m", "sweep-bulk-share-vs-m", "sweep-fct-slowdown-p50", "sweep-fct-slowdown-p99", "sweep-group-share"} {
 		if _, err := os.Stat(filepath.Join(dir, "plots", f+".png")); err != nil {
 			t.Errorf("sweep plot: %v", err)
 		}
