@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXPERIMENT  ?= experiments/poseidon-multihop.yaml
 BACKEND     ?= netns
 
-.PHONY: all build deps run test lint unit bench clean
+.PHONY: all build deps deps-run run test lint unit bench clean
 
 all: build
 
@@ -15,11 +15,14 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
 
 deps:
-	./scripts/install-deps.sh
+	./scripts/install-deps.sh test
+
+deps-run:
+	./scripts/install-deps.sh run
 
 # run reproduces a paper result: brings a lab up, runs the traffic, tears it down, and
 # leaves results/<experiment>-<time>/ with summary.json, plots and report.html.
-run: deps build
+run: deps-run build
 	$(BIN)/reef run $(EXPERIMENT) --backend $(BACKEND)
 
 lint:

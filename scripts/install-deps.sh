@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Installs what reef's tests and experiments need on a Debian machine, as root.
-# Idempotent: it installs only what is missing. Go modules come through the module
-# proxy when `go` builds.
+# Installs what reef needs on a Debian machine, as root. Idempotent: it installs only
+# what is missing. Go modules come through the module proxy when `go` builds.
+#
+#   install-deps.sh run    what experiments need (iproute2 for `ip netns exec`)
+#   install-deps.sh test   what the tests need besides (iperf3, ping, tshark for the
+#                          dissector, chromium for the dashboard, prometheus)
 set -euo pipefail
-pkgs=(iproute2 iperf3 ethtool iputils-ping tshark chromium prometheus)
+profile=${1:-test}
+pkgs=(iproute2 ethtool)
+case "$profile" in
+  run) ;;
+  test) pkgs+=(iperf3 iputils-ping tshark chromium prometheus) ;;
+  *) echo "install-deps: unknown profile $profile (want run or test)" >&2; exit 2 ;;
+esac
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
