@@ -58,7 +58,8 @@ func dumbbell(t testing.TB, prefix, rate string, hosts int, k string) *plan.Plan
 }
 
 // swiftTau scales Swift's defaults (25 µs target, 1 µs per hop) to 100 Mbit/s links,
-// where one 1500 B packet takes 120 µs: a 1 ms target, 40 µs per hop.
+// where one 1500 B packet takes 120 µs: a 1 ms target, 40 µs per hop. The scenarios
+// carry it as their time scale, so the transport's RTO bounds scale too.
 const swiftTau = 40
 
 // swiftFlows are n long-lived Swift flows from the left hosts to the right ones.
@@ -101,12 +102,15 @@ func goodput(run *results.Run, sc *scenario.Scenario, i int) units.Rate {
 func TestRunSwiftDumbbell(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rsw", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1)}
 	run := runOn(t, netns.Backend{}, p, sc)
 	g := goodput(run, sc, 0)
 	t.Logf("netns goodput %v over [%v, %v), %d samples", g, sc.Warmup, sc.Duration, len(run.Flows[0].Samples))
 	logFidelity(t, run)
+	if ok, why := keptUp(run, sc); !ok && g < 90*units.Mbps {
+		t.Skipf("goodput %v, but the emulator did not keep up on this machine (%s)", g, why)
+	}
 	if g < 90*units.Mbps {
 		t.Errorf("goodput %v, want ≥ 90%% of 100 Mbit/s", g)
 	}
@@ -119,7 +123,7 @@ func TestSwiftSimVsNetns(t *testing.T) {
 	for _, n := range []int{1, 4} {
 		t.Run(fmt.Sprintf("flows=%d", n), func(t *testing.T) {
 			p := dumbbell(t, "rcmp", "100Mbps", n, "30KB")
-			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, Duration: 1500 * units.Millisecond,
+			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, TimeScale: swiftTau, Duration: 1500 * units.Millisecond,
 				Warmup: 500 * units.Millisecond, SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, n, n)}
 			simRun := runOn(t, sim.Backend{}, p, sc)
 			nsRun := runOn(t, netns.Backend{}, p, sc)
@@ -132,6 +136,9 @@ func TestSwiftSimVsNetns(t *testing.T) {
 			}
 			logFidelity(t, nsRun)
 			t.Logf("total: sim %v netns %v (netns/sim %.3f)", simTotal, nsTotal, float64(nsTotal)/float64(simTotal))
+			if ok, why := keptUp(nsRun, sc); !ok {
+				t.Skipf("the emulator did not keep up on this machine (%s): no comparison", why)
+			}
 			if d := math.Abs(float64(nsTotal)/float64(simTotal) - 1); d > 0.05 {
 				t.Errorf("netns total goodput %v is %.1f%% off sim's %v, want within 5%%", nsTotal, 100*d, simTotal)
 			}
@@ -143,6 +150,30 @@ func TestSwiftSimVsNetns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keptUp reports whether the emulator kept up with run: every port's p99 release
+// lateness within one packet time (the report's fidelity verdict) and no release later
+// than the minimum RTO, past which a stall alone fires spurious timeouts (and five in a
+// row drop Swift to its minimum window). Goodput comparisons mean something only then;
+// otherwise the test says why and skips. It returns the reason when not.
+func keptUp(run *results.Run, sc *scenario.Scenario) (bool, string) {
+	minRTO := units.Time(float64(100*units.Microsecond) * max(sc.TimeScale, 1))
+	for _, pt := range run.Ports {
+		pkt := pt.Rate.TxTime(1514)
+		if pt.Lateness.P99 > pkt {
+			return false, fmt.Sprintf("port %s:%s p99 lateness %v > one packet time %v", pt.Switch, pt.Name, pt.Lateness.P99, pkt)
+		}
+		if pt.Lateness.Max > minRTO {
+			return false, fmt.Sprintf("port %s:%s max lateness %v > min RTO %v", pt.Switch, pt.Name, pt.Lateness.Max, minRTO)
+		}
+	}
+	for _, h := range run.Hosts {
+		if h.Lateness.Max > minRTO {
+			return false, fmt.Sprintf("host %s max lateness %v > min RTO %v", h.Name, h.Lateness.Max, minRTO)
+		}
+	}
+	return true, ""
 }
 
 func logFidelity(t testing.TB, run *results.Run) {
