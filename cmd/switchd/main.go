@@ -67,6 +67,7 @@ func run(log *slog.Logger) error {
 		ringFrames = flag.Int("ring-frames", 512, "RX ring slots per port")
 		rtPrio     = flag.Int("rt-priority", 10, "run the datapath thread (only) under SCHED_FIFO at this priority (0: off; best effort)")
 		nice       = flag.Int("nice", -20, "nice value of every thread (best effort)")
+		rtAll      = flag.Bool("rt-all-threads", true, "run the runtime's threads under SCHED_FIFO at --rt-priority too")
 		spin       = flag.Duration("spin", 0, "busy-poll this long before each deadline (0: off)")
 		busyPoll   = flag.Duration("busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
 	)
@@ -138,6 +139,14 @@ func run(log *slog.Logger) error {
 	}
 	defer drv.Close()
 	afpacket.NiceThreads(*nice)
+	if *rtPrio > 0 && *rtAll {
+		// Every runtime thread at the datapath's own priority: when the runtime
+		// preempts the locked datapath goroutine, another thread must run the
+		// scheduler to hand it back, and an ordinary thread waits behind the machine's
+		// load for that (tens of ms measured). With GC off nothing scans goroutines,
+		// which is what made RT runtime threads livelock before (see RealtimeThreads).
+		afpacket.RealtimeThreads(*rtPrio)
+	}
 	if *readyFd >= 0 {
 		f := os.NewFile(uintptr(*readyFd), "ready")
 		_, _ = f.Write([]byte{1})

@@ -309,10 +309,14 @@ func (d *Driver) Run(ctx context.Context) error {
 // effort; threads the runtime starts later inherit the policy from their creator when
 // it is one of these). It reports how many threads it moved.
 //
-// Hazard, measured: a SCHED_FIFO thread that spins inside the Go runtime (casgstatus
-// waiting for another thread to release a goroutine) starves that other thread when it
-// has a lower or equal FIFO priority on the same CPU; two switch daemons did so for ten
-// minutes at 100% CPU. Prefer NiceThreads.
+// Hazard, measured: a SCHED_FIFO thread that spins inside the Go runtime (exitsyscall's
+// casgstatus, waiting for a GC worker to finish scanning its goroutine) starves that
+// worker when the worker has a lower FIFO priority on the same CPU; two switch daemons
+// did so for ten minutes at 100% CPU. Use it only with the GC off from the start of
+// main (debug.SetGCPercent(-1)), so nothing ever scans the datapath goroutine, and at
+// the datapath's own priority. Without it, every preemption of the locked datapath
+// goroutine waits for an ordinary thread to run the scheduler (tens of ms on a busy
+// machine).
 func RealtimeThreads(prio int) int {
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
