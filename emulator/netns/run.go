@@ -43,6 +43,8 @@ type Backend struct {
 	// (0: 1 s plus 50 ms per node). A lab that is not ready by then is retried once with
 	// twice the lead.
 	Lead time.Duration
+	// Lifecycle brings the lab up and down (zero value: Up and Down; see Lifecycle).
+	Lifecycle Lifecycle
 }
 
 // Name returns "netns".
@@ -249,7 +251,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 	for _, s := range r.p.Switches { // stale samples from an earlier attempt
 		os.Remove(filepath.Join(r.out, s.Config.Name+".samples.json"))
 	}
-	lab, err := Up(ctx, r.p, uo)
+	lab, err := r.b.Lifecycle.up(ctx, r.p, uo)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +264,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 			}
 		}
 		r.keepSwitchLogs(lab)
-		if derr := Down(context.WithoutCancel(ctx), lab.Name); derr != nil {
+		if derr := r.b.Lifecycle.down(context.WithoutCancel(ctx), lab.Name); derr != nil {
 			err = errors.Join(err, fmt.Errorf("netns: down: %w", derr))
 		}
 	}()
@@ -323,7 +325,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 
 	// Switches: SIGTERM, wait for their samples.
 	swErr := r.stopSwitches(lab)
-	run = &results.Run{Backend: BackendName, Scenario: r.sc.Name, Duration: min(max(wall, 0), r.sc.Duration),
+	run = &results.Run{Backend: r.b.Lifecycle.name(), Scenario: r.sc.Name, Duration: min(max(wall, 0), r.sc.Duration),
 		WallTime: units.Time(time.Since(t0))}
 	aerr := r.assemble(run, procs)
 	if r.opts.Progress != nil {
