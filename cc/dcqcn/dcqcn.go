@@ -135,18 +135,9 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "dcqcn",
-		Doc:      "DCQCN (SIGCOMM'15): RoCEv2 rate control, cut on CNPs, timer and byte-counter recovery",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			dp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("dcqcn: params are %T, want *dcqcn.Params", p)
-			}
-			return New(env, *dp)
-		},
-	})
+	cc.Register(cc.SpecOf("dcqcn",
+		"DCQCN (SIGCOMM'15): RoCEv2 rate control, cut on CNPs, timer and byte-counter recovery",
+		DefaultParams, func(env cc.Env, p *Params) (*DCQCN, error) { return New(env, *p) }))
 }
 
 // DCQCN is one flow's reaction point. Build it with New.

@@ -91,18 +91,9 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "dctcp",
-		Doc:      "DCTCP (SIGCOMM'10, RFC 8257): window cut by α/2, α the EWMA of the ECN-marked fraction",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			dp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("dctcp: params are %T, want *dctcp.Params", p)
-			}
-			return New(env, *dp)
-		},
-	})
+	cc.Register(cc.SpecOf("dctcp",
+		"DCTCP (SIGCOMM'10, RFC 8257): window cut by α/2, α the EWMA of the ECN-marked fraction",
+		DefaultParams, func(env cc.Env, p *Params) (*DCTCP, error) { return New(env, *p) }))
 }
 
 // DCTCP is one flow's DCTCP state. Build it with New.

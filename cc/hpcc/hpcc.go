@@ -102,18 +102,9 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "hpcc",
-		Doc:      "HPCC (SIGCOMM'19): INT-driven MIMD window and rate towards η utilisation",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			hp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("hpcc: params are %T, want *hpcc.Params", p)
-			}
-			return New(env, *hp)
-		},
-	})
+	cc.Register(cc.SpecOf("hpcc",
+		"HPCC (SIGCOMM'19): INT-driven MIMD window and rate towards η utilisation",
+		DefaultParams, func(env cc.Env, p *Params) (*HPCC, error) { return New(env, *p) }))
 }
 
 // HPCC is one flow's HPCC state. Build it with New.

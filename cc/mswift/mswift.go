@@ -180,18 +180,7 @@ func init() {
 		{"mswift", "MSwift: Swift with lazy loss reaction and the median RTT of a window-sized history", DefaultParams},
 		{"lswift", "LSwift: Swift that cuts on loss only after 5 successive lost packets", DefaultLSwiftParams},
 	} {
-		cc.Register(cc.Spec{
-			Name:     s.name,
-			Doc:      s.doc,
-			Defaults: func() cc.Params { return s.defaults() },
-			New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-				pp, ok := p.(*Params)
-				if !ok {
-					return nil, fmt.Errorf("mswift: params of type %T, want *mswift.Params", p)
-				}
-				return New(env, pp)
-			},
-		})
+		cc.Register(cc.SpecOf(s.name, s.doc, s.defaults, New))
 	}
 }
 

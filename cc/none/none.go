@@ -36,18 +36,10 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "none",
-		Doc:      "no congestion control: line rate, unlimited window (the PFC-only baseline)",
-		Defaults: func() cc.Params { return &Params{} },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			pp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("none: params of type %T, want *none.Params", p)
-			}
-			return &None{window: pp.MaxWindow, rate: pp.Rate}, nil
-		},
-	})
+	cc.Register(cc.SpecOf("none",
+		"no congestion control: line rate, unlimited window (the PFC-only baseline)",
+		func() *Params { return &Params{} },
+		func(_ cc.Env, p *Params) (*None, error) { return &None{window: p.MaxWindow, rate: p.Rate}, nil }))
 }
 
 // None is the algorithm: it ignores every signal.

@@ -143,18 +143,9 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "oscar",
-		Doc:      "OSCAR (NSDI'26): batched least-squares delay and gradient, unified window/rate MIMD",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			pp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("oscar: params of type %T, want *oscar.Params", p)
-			}
-			return New(env, pp)
-		},
-	})
+	cc.Register(cc.SpecOf("oscar",
+		"OSCAR (NSDI'26): batched least-squares delay and gradient, unified window/rate MIMD",
+		DefaultParams, New))
 }
 
 // estimator is the batched least-squares estimator (BLS, Alg. 1). Regression points

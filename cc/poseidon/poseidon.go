@@ -142,18 +142,9 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "poseidon",
-		Doc:      "Poseidon (NSDI'23): max per-hop INT delay against a rate-dependent target, adaptive MIMD",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			pp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("poseidon: params of type %T, want *poseidon.Params", p)
-			}
-			return New(env, pp)
-		},
-	})
+	cc.Register(cc.SpecOf("poseidon",
+		"Poseidon (NSDI'23): max per-hop INT delay against a rate-dependent target, adaptive MIMD",
+		DefaultParams, New))
 }
 
 // Poseidon is one flow's controller. Not safe for concurrent use.

@@ -95,30 +95,12 @@ func (p *Params) Validate() error {
 }
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "powertcp",
-		Doc:      "PowerTCP (NSDI'22): window from INT power (rate × (queue + BDP))",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			pp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("powertcp: params are %T, want *powertcp.Params", p)
-			}
-			return New(env, *pp)
-		},
-	})
-	cc.Register(cc.Spec{
-		Name:     "theta-powertcp",
-		Doc:      "θ-PowerTCP (NSDI'22): PowerTCP's control law on RTT and its gradient only",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			pp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("theta-powertcp: params are %T, want *powertcp.Params", p)
-			}
-			return NewTheta(env, *pp)
-		},
-	})
+	cc.Register(cc.SpecOf("powertcp",
+		"PowerTCP (NSDI'22): window from INT power (rate × (queue + BDP))",
+		DefaultParams, func(env cc.Env, p *Params) (*PowerTCP, error) { return New(env, *p) }))
+	cc.Register(cc.SpecOf("theta-powertcp",
+		"θ-PowerTCP (NSDI'22): PowerTCP's control law on RTT and its gradient only",
+		DefaultParams, func(env cc.Env, p *Params) (*Theta, error) { return NewTheta(env, *p) }))
 }
 
 // window is the state both variants share: the window, its bounds, the smoothed power

@@ -46,18 +46,9 @@ import (
 )
 
 func init() {
-	cc.Register(cc.Spec{
-		Name:     "swift",
-		Doc:      "Swift: delay-based AIMD against a hop- and flow-scaled target (SIGCOMM 2020)",
-		Defaults: func() cc.Params { return DefaultParams() },
-		New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-			sp, ok := p.(*Params)
-			if !ok {
-				return nil, fmt.Errorf("swift: params of type %T, want *swift.Params", p)
-			}
-			return New(env, *sp)
-		},
-	})
+	cc.Register(cc.SpecOf("swift",
+		"Swift: delay-based AIMD against a hop- and flow-scaled target (SIGCOMM 2020)",
+		DefaultParams, func(env cc.Env, p *Params) (*Swift, error) { return New(env, *p) }))
 }
 
 // Params are Swift's parameters. Defaults follow poseidon.md §4.4 (the Poseidon paper's

@@ -182,18 +182,7 @@ func init() {
 		{"timely", "TIMELY (SIGCOMM'15): rate-based, per-segment RTT gradient with HAI", DefaultParams},
 		{"timely-patched", "Patched TIMELY (CoNEXT'16): absolute-RTT decrease weighted by the RTT gradient", DefaultPatchedParams},
 	} {
-		cc.Register(cc.Spec{
-			Name:     s.name,
-			Doc:      s.doc,
-			Defaults: func() cc.Params { return s.defaults() },
-			New: func(env cc.Env, p cc.Params) (cc.Algorithm, error) {
-				pp, ok := p.(*Params)
-				if !ok {
-					return nil, fmt.Errorf("timely: params of type %T, want *timely.Params", p)
-				}
-				return New(env, pp)
-			},
-		})
+		cc.Register(cc.SpecOf(s.name, s.doc, s.defaults, New))
 	}
 }
 
