@@ -204,7 +204,8 @@ type Fidelity struct {
 	// again the worst port's.
 	RelativeP50 float64 `json:"relative_p50"`
 	RelativeP99 float64 `json:"relative_p99"`
-	// WorstPort is the port with the largest relative p99.
+	// WorstPort is the port (or host NIC, "h1:nic", on real backends) with the
+	// largest relative p99.
 	WorstPort string `json:"worst_port,omitempty"`
 	// Frames is the number of frames measured.
 	Frames int64 `json:"frames"`
@@ -699,25 +700,36 @@ func portMTU(p *plan.Plan, sw string, port int) int {
 
 func (s *Summary) fidelity() {
 	f := Fidelity{Verdict: "ok", Threshold: DegradedP99Packets}
-	for _, pt := range s.in.Run.Ports {
-		l := pt.Lateness
+	add := func(name string, l results.Lateness, pkt units.Time) {
 		if l.Count == 0 {
-			continue
+			return
 		}
 		f.Frames += l.Count
 		f.LatenessP50US = max(f.LatenessP50US, l.P50.Microseconds())
 		f.LatenessP99US = max(f.LatenessP99US, l.P99.Microseconds())
 		f.LatenessMaxUS = max(f.LatenessMaxUS, l.Max.Microseconds())
-		pkt := pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port)))
 		if pkt <= 0 {
-			continue
+			return
 		}
 		r50, r99 := float64(l.P50)/float64(pkt), float64(l.P99)/float64(pkt)
 		f.RelativeP50 = max(f.RelativeP50, r50)
 		if r99 > f.RelativeP99 || f.WorstPort == "" {
 			f.RelativeP99 = max(f.RelativeP99, r99)
-			f.WorstPort = pt.Switch + ":" + pt.Name
+			f.WorstPort = name
 		}
+	}
+	for _, pt := range s.in.Run.Ports {
+		add(pt.Switch+":"+pt.Name, pt.Lateness, pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port))))
+	}
+	// Host daemons (real backends) release their NIC's frames late too.
+	for _, h := range s.in.Run.Hosts {
+		mtu := 1500
+		if s.in.Plan != nil {
+			if hp, ok := s.in.Plan.HostByName(h.Name); ok && hp.Config.MTU > 0 {
+				mtu = hp.Config.MTU
+			}
+		}
+		add(h.Name+":nic", h.Lateness, h.Rate.TxTime(units.Bytes(mtu)))
 	}
 	if f.RelativeP99 > DegradedP99Packets {
 		f.Verdict = "degraded"
