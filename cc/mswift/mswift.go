@@ -24,10 +24,10 @@
 //
 // # Departures from the paper
 //
-//   - The Swift target function is a private copy of the reconstructed law
-//     (specs/baselines.md §3.1, mswift.md §3.3). cc/swift exports its target only as a
-//     method of its own flow state (Swift.Target reads Swift's window), so MSwift,
-//     whose window lives here, cannot call it without a change to cc/swift.
+//   - The target's flow-scaling term is cc/swift's (swift.FlowScaling, the reconstructed
+//     law of specs/baselines.md §3.1) but kept in unrounded ns, and the hop term uses the
+//     planner's hop count (cc.Env.PathHops) rather than the per-ACK one: MSwift's default
+//     base_target already includes the paper's topology scaling.
 //   - The cc interface reports lost bytes, not sequence numbers, so "five successive
 //     delayed packets" (LSwift's trigger) is counted as packets declared lost with no
 //     ACK of new data in between; a transport that declares several scattered packets
@@ -43,6 +43,7 @@ import (
 	"slices"
 
 	"reef/cc"
+	"reef/cc/swift"
 	"reef/units"
 )
 
@@ -190,8 +191,7 @@ type MSwift struct {
 	mss     float64 // payload bytes per packet (window unit)
 	pktBits float64 // frame bits per packet (rate unit)
 	topo    float64 // base_target + hops·h, ns
-	fsA     float64 // flow scaling: fs_α (ns·√pkt) and fs_β (ns)
-	fsB     float64
+	fs      swift.FlowScaling
 
 	cwnd       float64 // packets
 	srtt       units.Time
@@ -225,8 +225,7 @@ func New(env cc.Env, p *Params) (*MSwift, error) {
 		srtt:     env.BaseRTT,
 		tLastDec: math.MinInt64 / 2,
 	}
-	m.fsA = float64(p.FsRange) / (1/math.Sqrt(p.FsMinCwnd) - 1/math.Sqrt(p.FsMaxCwnd))
-	m.fsB = -m.fsA / math.Sqrt(p.FsMaxCwnd)
+	m.fs = swift.NewFlowScaling(p.FsRange, p.FsMinCwnd, p.FsMaxCwnd)
 	m.cwnd = p.InitCwnd
 	if m.cwnd == 0 {
 		m.cwnd = max(float64(env.BDP())/m.mss, 1)
@@ -246,12 +245,10 @@ func New(env cc.Env, p *Params) (*MSwift, error) {
 	return m, nil
 }
 
-// target is Swift's target delay in ns for a window of cwnd packets (spec §3.3). It is a
-// copy of the reconstructed Swift law (specs/baselines.md §3.1): cc/swift's Target is a
-// method over Swift's own window, not a function of cwnd that could be shared.
+// target is Swift's target delay in ns for a window of cwnd packets (spec §3.3), with
+// cc/swift's flow-scaling term kept unrounded (swift.TargetDelay rounds it to a ns).
 func (m *MSwift) target(cwnd float64) float64 {
-	fs := m.fsA/math.Sqrt(max(cwnd, 1e-9)) + m.fsB
-	return m.topo + min(max(fs, 0), float64(m.p.FsRange))
+	return m.topo + m.fs.Ns(max(cwnd, 1e-9))
 }
 
 // historySize is H for the current window (spec §3.6, "computed from the cwnd before

@@ -146,8 +146,7 @@ type Swift struct {
 	p        Params
 	mss      float64
 	pathHops int
-	fsAlpha  float64 // ns·pkt^½
-	fsBeta   float64 // ns
+	fs       FlowScaling
 
 	cwnd     float64 // packets
 	srtt     units.Time
@@ -172,8 +171,7 @@ func New(env cc.Env, p Params) (*Swift, error) {
 		return nil, fmt.Errorf("swift: env mss must be > 0 bytes, got %d", env.MSS)
 	}
 	s := &Swift{p: p, mss: float64(env.MSS), pathHops: env.PathHops, srtt: env.BaseRTT}
-	s.fsAlpha = float64(p.FsRange) / (1/math.Sqrt(p.FsMinCwnd) - 1/math.Sqrt(p.FsMaxCwnd))
-	s.fsBeta = -s.fsAlpha / math.Sqrt(p.FsMaxCwnd)
+	s.fs = NewFlowScaling(p.FsRange, p.FsMinCwnd, p.FsMaxCwnd)
 	s.cwnd = p.InitCwnd
 	if s.cwnd == 0 {
 		s.cwnd = 10
@@ -188,12 +186,9 @@ func New(env cc.Env, p Params) (*Swift, error) {
 // Cwnd is the window in packets.
 func (s *Swift) Cwnd() float64 { return s.cwnd }
 
-// Target is the target delay for a path of hops switches at the current window.
-func (s *Swift) Target(hops int) units.Time {
-	fs := s.fsAlpha/math.Sqrt(s.cwnd) + s.fsBeta
-	fs = min(max(fs, 0), float64(s.p.FsRange))
-	return s.p.BaseTarget + units.Time(hops)*s.p.HopScaling + units.Time(fs)
-}
+// Target is the target delay for a path of hops switches at the current window:
+// TargetDelay(params, hops, Cwnd()).
+func (s *Swift) Target(hops int) units.Time { return targetDelay(s.p, s.fs, hops, s.cwnd) }
 
 func (s *Swift) canDecrease(now units.Time) bool { return !s.decDone || now-s.tLastDec >= s.srtt }
 

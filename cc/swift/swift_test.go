@@ -67,6 +67,27 @@ func TestTarget(t *testing.T) {
 		if math.Abs(got-want) > 0.01 {
 			t.Errorf("cwnd %g, %d hops: target %.3fµs, want %.3fµs", tc.cwnd, tc.hops, got, want)
 		}
+		// The method is the exported pure function over the flow's window (cc/mswift
+		// shares the same law through FlowScaling).
+		if pure := TargetDelay(*DefaultParams(), tc.hops, c.s.Cwnd()); pure != c.s.Target(tc.hops) {
+			t.Errorf("cwnd %g, %d hops: TargetDelay = %v, Swift.Target = %v; want equal", tc.cwnd, tc.hops, pure, c.s.Target(tc.hops))
+		}
+	}
+}
+
+func TestFlowScalingEnds(t *testing.T) {
+	// The curve passes through (fs_min_cwnd, fs_range) and (fs_max_cwnd, 0) and is
+	// clamped outside them; Ns keeps the fraction of a ns that TargetDelay rounds away.
+	fs := NewFlowScaling(100*units.Microsecond, 0.1, 100)
+	for _, tc := range []struct {
+		cwnd, want float64 // pkts, ns
+	}{{0.01, 100000}, {0.1, 100000}, {100, 0}, {1000, 0}} {
+		if got := fs.Ns(tc.cwnd); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("Ns(%g) = %.6f ns, want %.0f", tc.cwnd, got, tc.want)
+		}
+	}
+	if got := fs.Ns(1); got == math.Trunc(got) {
+		t.Errorf("Ns(1) = %v: want the unrounded term (29.39µs and a fraction)", got)
 	}
 }
 
