@@ -12,6 +12,15 @@
 // tools read live stats from it. With --ready-fd the daemon writes one byte to that fd
 // once its ports are open, then closes it; its parent (reef up) waits for that byte.
 //
+// For a run (the netns backend's Backend.Run) it also takes
+//
+//	--run-epoch NS --sample-interval 1ms --samples DIR/{node}.samples.json --events events.json
+//
+// and then samples every port each interval of run time (lab time minus --run-epoch),
+// applies the run's timeline events to its ports at their run times, both from the
+// datapath thread, and writes the time series with the final counters and lateness on
+// exit (see samples.go).
+//
 // # Limitations
 //
 // Linux only; needs CAP_NET_RAW. One daemon per switch.
