@@ -27,12 +27,17 @@
 //
 // # Departures from the paper
 //
-//   - The transport paces packets at Rate (frame bytes) instead of sending each segment
-//     as a line-rate burst spaced seg/rate apart. The completion RTT is therefore the RTT
-//     of the segment's last packet minus the receiver turnaround and that packet's
+//   - The transport paces packets at Rate. With Burst (spec §2.6 and §3.2
+//     item 6) Rate is the line rate inside a segment and, after its last packet, the rate
+//     that starts the next segment seg/rate after this one started: each segment leaves
+//     as a line-rate burst and segments are spaced by the TIMELY rate. Without Burst the
+//     packets are spread evenly at the TIMELY rate. The completion RTT is the RTT of the
+//     segment's last packet minus the receiver turnaround and that packet's
 //     serialisation at line rate: for a line-rate burst this equals the paper's
 //     t_completion − t_send − seg/line_rate, and for a paced segment it is the paper's
-//     "subtract the serialisation at the pacing rate" (spec §2.2).
+//     "subtract the serialisation at the pacing rate" (spec §2.2). The rate changes the
+//     gap to the next segment at once, in both directions (the paper's pacer is lazy on
+//     increases).
 //   - The receiver's turnaround is subtracted (spec A4; the paper's NIC ACKs at once).
 //   - Tlow and Thigh are measured above the path's base RTT by default (spec §6.3, A16);
 //     ThresholdsAboveBase false compares the full RTT as the paper does.
@@ -106,6 +111,11 @@ type Params struct {
 	MinRate units.Rate `yaml:"min_rate"`
 	// InitRate is the starting rate (bit/s); 0 means the line rate. Default 0 (spec A9).
 	InitRate units.Rate `yaml:"init_rate"`
+	// Burst sends each segment as a line-rate burst, segments spaced by the rate (spec
+	// §2.6, §3.2 item 6); false spreads packets evenly at the rate. Default false (the
+	// behaviour the package's dumbbell tests were written for; experiments reproducing
+	// the paper's testbed set it).
+	Burst bool `yaml:"burst"`
 }
 
 // DefaultParams returns TIMELY's parameters (spec timely.md §2.4).
@@ -207,6 +217,7 @@ type Timely struct {
 	refNorm  float64
 	betaHigh float64
 	pkt      units.Bytes // one full frame
+	mss      units.Bytes // its payload
 	pktSer   units.Time  // one full frame at line rate
 
 	rate       float64 // bit/s
@@ -225,6 +236,11 @@ type Timely struct {
 	openUsed  bool
 	nextSeq   uint64 // next new packet number expected from OnSend
 	lastSend  units.Time
+	// Burst pacing: the start time and frame bytes of the newest segment (open or last
+	// closed), and whether a burst is under way (its segment is open).
+	segStart  units.Time
+	segFrames units.Bytes
+	inBurst   bool
 	sentBytes units.Bytes // payload bytes sent since the last completion (app-limited test)
 }
 
@@ -254,6 +270,10 @@ func New(env cc.Env, p *Params) (*Timely, error) {
 		pkt = env.MSS
 	}
 	t.pkt, t.pktSer = pkt, env.LineRate.TxTime(pkt)
+	t.mss = env.MSS
+	if t.mss <= 0 {
+		t.mss = pkt
+	}
 	t.rate = t.maxRate
 	if p.InitRate > 0 {
 		t.rate = min(float64(p.InitRate), t.maxRate)
@@ -279,14 +299,23 @@ func (t *Timely) OnSend(now units.Time, seq uint64, size units.Bytes) {
 	if !t.openUsed {
 		t.open = segment{first: seq}
 		t.openBytes, t.openUsed = 0, true
+		t.segStart, t.segFrames = now, 0
 	}
 	t.open.last = seq
 	t.openBytes += size
+	t.segFrames += t.frameOf(size)
 	t.nextSeq = seq + 1
 	t.lastSend = now
+	t.inBurst = true
 	if t.openBytes >= t.p.SegmentSize {
 		t.closeOpen()
 	}
+}
+
+// frameOf is the frame length of a packet with size payload bytes: a full frame for a
+// full payload, shorter by the payload it lacks.
+func (t *Timely) frameOf(size units.Bytes) units.Bytes {
+	return max(t.pkt-max(t.mss-size, 0), 1)
 }
 
 // paused reports whether the sender has sent nothing for two pacing gaps (and at least
@@ -306,7 +335,7 @@ func (t *Timely) closeOpen() {
 	}
 	t.ring[(t.head+t.n)%maxSegments] = t.open
 	t.n++
-	t.openUsed = false
+	t.openUsed, t.inBurst = false, false
 }
 
 func (t *Timely) markRetx(seq uint64) {
@@ -439,5 +468,24 @@ func (t *Timely) OnDeadline(units.Time) {}
 // Window is units.MaxBytes: TIMELY is rate-based.
 func (t *Timely) Window() units.Bytes { return units.MaxBytes }
 
-// Rate is the pacing rate (frame bits per second).
-func (t *Timely) Rate() units.Rate { return units.Rate(math.Round(t.rate)) }
+// Rate is the pacing rate (frame bits per second) for the gap after the last packet
+// sent. Without Burst it is the TIMELY rate. With Burst it is the line rate inside a
+// segment and, after a segment's last packet, the rate at which one full frame spans
+// the time left until the next segment is due (segStart + segment frames / rate).
+func (t *Timely) Rate() units.Rate {
+	if !t.p.Burst {
+		return units.Rate(math.Round(t.rate))
+	}
+	if t.inBurst {
+		return units.Rate(t.lineRate)
+	}
+	due := t.segStart + units.Time(float64(t.segFrames)*8e9/t.rate)
+	left := due - t.lastSend
+	if left <= t.pktSer {
+		return units.Rate(t.lineRate)
+	}
+	return units.Rate(math.Round(float64(t.pkt) * 8e9 / float64(left)))
+}
+
+// TargetRate is the TIMELY rate (bit/s of frames), what Rate averages to over segments.
+func (t *Timely) TargetRate() units.Rate { return units.Rate(math.Round(t.rate)) }

@@ -64,7 +64,7 @@ func (c *ccTest) ack(seq uint64, rtt units.Time) {
 	c.t.Helper()
 	fb := cc.Feedback{Kind: cc.Ack, AckSeq: seq, AckedPackets: 1, AckedBytes: 1000, RTT: rtt + c.tl.pktSer}
 	c.tl.OnFeedback(c.now, &fb)
-	c.t.Logf("acked %d rtt=%v -> rate %v", seq, rtt, c.tl.Rate())
+	c.t.Logf("acked %d rtt=%v -> rate %v", seq, rtt, c.tl.TargetRate())
 }
 
 // complete sends one 16-frame segment and, rtt later, acknowledges its last packet.
@@ -77,7 +77,7 @@ func (c *ccTest) complete(rtt units.Time) {
 
 func (c *ccTest) wantRate(why string, want float64) {
 	c.t.Helper()
-	if got := float64(c.tl.Rate()); math.Abs(got-want) > 1 {
+	if got := float64(c.tl.TargetRate()); math.Abs(got-want) > 1 {
 		c.t.Errorf("%s: rate = %.0f bit/s, want %.0f", why, got, want)
 	}
 }
@@ -328,4 +328,37 @@ func TestLossAndTimeout(t *testing.T) {
 	c.wantRate("no sample from the forgotten segment", 5e9)
 	c.complete(30 * units.Microsecond)
 	c.wantRate("new segments complete again", 5e9+10e6)
+}
+
+// Spec §2.6, §3.2 item 6: a segment leaves as a line-rate burst and the next segment
+// starts seg/rate after this one started; Burst false spreads packets at the rate.
+func TestBurstPacing(t *testing.T) {
+	for _, burst := range []bool{true, false} {
+		c := newTest(t, paperEnv(), DefaultParams, func(p *Params) { literal(p); p.Burst = burst })
+		start := c.now
+		for i := 0; i < 15; i++ { // 15 of the segment's 16 frames
+			c.send(1)
+			want := 5 * units.Gbps
+			if burst {
+				want = 10 * units.Gbps
+			}
+			if got := c.tl.Rate(); got != want {
+				t.Fatalf("burst=%v: rate after packet %d of the segment = %v, want %v", burst, i+1, got, want)
+			}
+		}
+		c.tl.OnSend(c.now, c.nextSeq, 1024) // the last frame closes the segment
+		last := c.now
+		gap := c.tl.Rate().TxTime(1024)
+		next := (5 * units.Gbps).TxTime(16 * 1024) // 26.2144 µs
+		if burst {
+			if got := last + gap; got < start+next-2 || got > start+next+2 {
+				t.Errorf("burst: next segment due %v after the first, want %v", got-start, next)
+			}
+		} else if want := (5 * units.Gbps).TxTime(1024); gap != want {
+			t.Errorf("no burst: gap %v, want %v", gap, want)
+		}
+		if got := c.tl.TargetRate(); got != 5*units.Gbps {
+			t.Errorf("burst=%v: target rate %v, want 5Gbps", burst, got)
+		}
+	}
 }
