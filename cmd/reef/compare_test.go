@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,4 +52,28 @@ func TestCompareExitStatus(t *testing.T) {
 			t.Errorf("reef %v = exit %d, want %d", tt.args[3:], got, tt.want)
 		}
 	}
+}
+
+func TestParseFraction(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{{"10%", 0.1, true}, {"0.1", 0.1, true}, {" 5 % ", 0, false}, {"5%", 0.05, true}, {"-1%", 0, false}, {"x", 0, false}, {"NaN", 0, false}} {
+		got, err := parseFraction("f", tt.in)
+		if (err == nil) != tt.ok || (tt.ok && math.Abs(got-tt.want) > 1e-12) {
+			t.Errorf("parseFraction(%q) = %v, %v", tt.in, got, err)
+		}
+	}
+}
+
+func FuzzParseFraction(f *testing.F) {
+	f.Add("10%")
+	f.Add("0.1")
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseFraction("f", s)
+		if err == nil && (v < 0 || math.IsNaN(v) || math.IsInf(v, 0)) {
+			t.Fatalf("parseFraction(%q) = %v", s, v)
+		}
+	})
 }

@@ -469,3 +469,42 @@ func TestConstantRateFlowShare(t *testing.T) {
 		t.Errorf("wire shares a %v, b %v; want 20 and 80 Mbps", a.FairShareWireBps, b.FairShareWireBps)
 	}
 }
+
+func TestParseRunName(t *testing.T) {
+	for _, tt := range []struct {
+		in, exp string
+		vars    map[string]string
+	}{
+		{"poseidon-multihop/cc=swift,M=4", "poseidon-multihop", map[string]string{"cc": "swift", "M": "4"}},
+		{"tiny", "tiny", nil},
+		{"x/", "x", map[string]string{}},
+		{"x/a=1,junk,b = 2", "x", map[string]string{"a": "1", "b": "2"}},
+	} {
+		exp, vars := ParseRunName(tt.in)
+		if exp != tt.exp || len(vars) != len(tt.vars) {
+			t.Errorf("ParseRunName(%q) = %q, %v", tt.in, exp, vars)
+			continue
+		}
+		for k, v := range tt.vars {
+			if vars[k] != v {
+				t.Errorf("ParseRunName(%q)[%s] = %q, want %q", tt.in, k, vars[k], v)
+			}
+		}
+	}
+}
+
+func FuzzParseRunName(f *testing.F) {
+	f.Add("poseidon-multihop/cc=swift,M=4")
+	f.Add("a/=,=,b==c")
+	f.Fuzz(func(t *testing.T, name string) {
+		exp, vars := ParseRunName(name)
+		if !strings.HasPrefix(name, exp) {
+			t.Fatalf("experiment %q is not a prefix of %q", exp, name)
+		}
+		for k := range vars {
+			if strings.Contains(k, ",") {
+				t.Fatalf("variable name %q holds a comma", k)
+			}
+		}
+	})
+}
