@@ -37,6 +37,11 @@ type RunOptions struct {
 	Progress func(reached, total units.Time)
 	// Capture lists NODE or NODE:PORT to capture to pcapng in OutDir.
 	Capture []string
+	// Observe, when set, is called now and then with what the run measured so far (a
+	// live view: emulator/dashboard). The backend hands over a fresh Run each time and
+	// only appends to its Samples afterwards; the callee must not modify it. Backends
+	// that cannot observe a running lab never call it.
+	Observe func(reached units.Time, run *results.Run)
 }
 
 var (

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reef/emulator/dashboard"
+	"reef/emulator/runner"
 )
 
 func init() { commands = append(commands, dashboardCmd) }
@@ -96,7 +97,11 @@ func dashboardSource(arg string, d *dashboardOptions) (dashboard.Source, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %q is neither a results directory nor a lab that is up: %w", arg, err)
 	}
-	return dashboard.OpenLab("", lab, d.every)
+	src, err := dashboard.OpenLab("", lab, d.every)
+	if err != nil && arg != "" {
+		return nil, fmt.Errorf("dashboard: %q is neither a results directory nor a lab that is up: %w", arg, err)
+	}
+	return src, err
 }
 
 func runNames(dirs []string) string {
@@ -105,4 +110,41 @@ func runNames(dirs []string) string {
 		names[i] = filepath.Base(x)
 	}
 	return strings.Join(names, ", ")
+}
+
+// liveView is reef run --dashboard: a server over a feed the runner fills.
+type liveView struct {
+	progress *dashboard.Progress
+	url      string
+	stop     context.CancelFunc
+	done     chan error
+}
+
+func startLiveView(ctx context.Context, addr, experiment string, next dashboard.Stepper) (*liveView, error) {
+	ln, err := dashboard.Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	feed := dashboard.NewFeed(filepath.Base(experiment))
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	lv := &liveView{progress: &dashboard.Progress{Feed: feed, Next: next}, url: "http://" + ln.Addr().String() + "/",
+		stop: stop, done: make(chan error, 1)}
+	go func() { lv.done <- dashboard.NewServer(feed, dashboard.Options{}).ServeListener(sctx, ln) }()
+	fmt.Fprintf(os.Stderr, "dashboard: %s (metrics on /metrics)\n", lv.url)
+	return lv, nil
+}
+
+// wait shows the final verdicts and keeps serving until ctx is cancelled (Ctrl-C), so
+// the finished run can be looked at; an interrupted or failed run stops at once.
+func (lv *liveView) wait(ctx context.Context, out *runner.Outcome) {
+	if out != nil {
+		lv.progress.Feed.Settle(out.Results)
+	}
+	lv.progress.Feed.Finish()
+	if out != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "dashboard: the run is over; still serving %s until Ctrl-C\n", lv.url)
+		<-ctx.Done()
+	}
+	lv.stop()
+	<-lv.done
 }

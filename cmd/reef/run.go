@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "reef/cc/all"
+	"reef/emulator/dashboard"
 	"reef/emulator/report"
 	"reef/emulator/runner"
 	_ "reef/emulator/sim/simbackend"
@@ -26,6 +27,9 @@ type runOptions struct {
 	out     string
 	seed    uint64
 	capture []string
+	// dashboard serves the live view on dashAddr
+	dashboard bool
+	dashAddr  string
 }
 
 func runCmd(o *options) *cobra.Command {
@@ -49,14 +53,28 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.StringVar(&ro.out, "out", "", "results directory (default results/<name>-<UTC timestamp>)")
 	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
 	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
+	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
+	f.StringVar(&ro.dashAddr, "dashboard-addr", dashboard.DefaultAddr, "the live view's address (loopback only)")
 	return c
 }
 
 func runRun(ctx context.Context, ro *runOptions, path string) error {
 	prog := newProgress(os.Stderr, isTTY(os.Stderr))
+	var steps runner.Progress = prog
+	var live *liveView
+	if ro.dashboard {
+		var err error
+		if live, err = startLiveView(ctx, ro.dashAddr, path, prog); err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		steps = live.progress
+	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
-		Capture: ro.capture, Progress: prog})
+		Capture: ro.capture, Progress: steps})
 	prog.finish()
+	if live != nil {
+		defer live.wait(ctx, out)
+	}
 	if out != nil {
 		printOutcome(os.Stdout, out)
 	}

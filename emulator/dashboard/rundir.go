@@ -58,9 +58,10 @@ func RunDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
-// OpenRunDir reads one run's directory: results.json (required), plan.json and
-// summary.json (optional; without a plan there is no graph, without a summary no
-// verdicts). An experiment directory holding a single run is accepted too.
+// OpenRunDir reads one run's directory: results.json (required), the plan from
+// input.json (as reef run writes it) or plan.json, and summary.json (optional: without
+// a plan there is no graph, without a summary no verdicts). When the run is part of an
+// experiment, the verdicts are the sweep's (sweep.json next to the run's directory). An experiment directory holding a single run is accepted too.
 func OpenRunDir(dir string) (*RunDir, error) {
 	dirs, err := RunDirs(dir)
 	if err != nil {
@@ -75,12 +76,12 @@ func OpenRunDir(dir string) (*RunDir, error) {
 		return nil, err
 	}
 	rd := &RunDir{snap: Snapshot{Title: filepath.Base(dir), Run: &run, Now: run.Duration}}
-	var p plan.Plan
-	switch err := readJSON(filepath.Join(dir, "plan.json"), &p); {
+	p, err := runPlan(dir)
+	switch {
 	case err == nil:
-		rd.snap.Plan = &p
+		rd.snap.Plan = p
 	case errors.Is(err, os.ErrNotExist):
-		rd.snap.Note = "no plan.json: topology unavailable"
+		rd.snap.Note = "no input.json or plan.json: topology unavailable"
 	default:
 		return nil, err
 	}
@@ -95,6 +96,13 @@ func OpenRunDir(dir string) (*RunDir, error) {
 	default:
 		return nil, err
 	}
+	// an experiment's sweep.json holds every verdict, those comparing runs included
+	var sweep struct {
+		Expectations []expect.Result `json:"expectations"`
+	}
+	if err := readJSON(filepath.Join(filepath.Dir(dir), "sweep.json"), &sweep); err == nil && len(sweep.Expectations) > 0 {
+		rd.snap.Verdicts = sweep.Expectations
+	}
 	return rd, nil
 }
 
@@ -107,4 +115,23 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("dashboard: %s: %w", path, err)
 	}
 	return nil
+}
+
+// runPlan reads the run's plan from input.json, else plan.json.
+func runPlan(dir string) (*plan.Plan, error) {
+	var in struct {
+		Plan *plan.Plan `json:"plan"`
+	}
+	err := readJSON(filepath.Join(dir, "input.json"), &in)
+	if err == nil && in.Plan != nil {
+		return in.Plan, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var p plan.Plan
+	if err := readJSON(filepath.Join(dir, "plan.json"), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }

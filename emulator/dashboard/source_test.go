@@ -118,7 +118,7 @@ func TestRunDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "results.json"), s.Results())
-	writeFile(t, filepath.Join(dir, "plan.json"), p)
+	writeFile(t, filepath.Join(dir, "input.json"), map[string]any{"plan": p})
 	writeFile(t, filepath.Join(dir, "summary.json"), map[string]any{"run": "dumbbell/cc=dctcp",
 		"expectations": []expect.Result{{Name: "fair", Check: "jain >= 0.9", ValueText: "0.99", BoundText: "0.9", Pass: true}}})
 	for _, d := range []string{dir, exp} { // the run, or the experiment holding it
@@ -136,6 +136,12 @@ func TestRunDir(t *testing.T) {
 		if snap.Plan == nil || len(snap.Plan.Links) != len(p.Links) || len(snap.Run.Flows[0].Samples) == 0 {
 			t.Fatal("plan or samples missing")
 		}
+	}
+	// the sweep's verdicts, when there is one, include those comparing runs
+	writeFile(t, filepath.Join(exp, "sweep.json"), map[string]any{"expectations": []expect.Result{
+		{Name: "fair", Pass: true}, {Name: "faster", Check: "fct(a) < fct(b)"}}})
+	if rd, err := OpenRunDir(dir); err != nil || len(rd.Snapshot().Verdicts) != 2 {
+		t.Fatalf("sweep verdicts not read: %v", err)
 	}
 	// two runs: the experiment directory is ambiguous, RunDirs lists both
 	dir2 := filepath.Join(exp, "cc=swift")
@@ -155,8 +161,13 @@ func TestRunDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap := rd.Snapshot(); snap.Plan != nil || !strings.Contains(snap.Note, "plan.json") {
+	if snap := rd.Snapshot(); snap.Plan != nil || !strings.Contains(snap.Note, "topology unavailable") {
 		t.Fatalf("no plan: %+v", snap.Note)
+	}
+	// plan.json, as older runs and other tools write it
+	writeFile(t, filepath.Join(dir2, "plan.json"), p)
+	if rd, err := OpenRunDir(dir2); err != nil || rd.Snapshot().Plan == nil {
+		t.Fatalf("plan.json not read: %v", err)
 	}
 	if _, err := OpenRunDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "results.json") {
 		t.Fatalf("empty dir: %v", err)

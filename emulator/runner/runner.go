@@ -28,6 +28,7 @@ import (
 	"reef/emulator"
 	"reef/emulator/expect"
 	"reef/emulator/experiment"
+	"reef/emulator/plan"
 	"reef/emulator/report"
 	"reef/emulator/results"
 	"reef/units"
@@ -57,6 +58,14 @@ type Progress interface {
 	Update(reached, total units.Time)
 	// Done is called after each run with its summary (nil on error) and error.
 	Done(i int, s *report.Summary, err error)
+}
+
+// Observer is a Progress that also watches each run live (reef run --dashboard):
+// Plan is called before run i starts, Observe while it runs, with what it measured so
+// far (see emulator.RunOptions.Observe).
+type Observer interface {
+	Plan(i int, p *plan.Plan)
+	Observe(reached units.Time, run *results.Run)
 }
 
 // Outcome is what Run produced.
@@ -127,6 +136,10 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture}
 		if opts.Progress != nil {
 			ro.Progress = opts.Progress.Update
+		}
+		if ob, ok := opts.Progress.(Observer); ok {
+			ob.Plan(i, r.Plan)
+			ro.Observe = ob.Observe
 		}
 		res, runErr := be.Run(ctx, r.Plan, r.Scenario, ro)
 		interrupted := runErr != nil && ctx.Err() != nil

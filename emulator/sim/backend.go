@@ -53,6 +53,9 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 		if opts.Progress != nil {
 			opts.Progress(s.Now(), sc.Duration)
 		}
+		if opts.Observe != nil {
+			opts.Observe(s.Now(), s.Results())
+		}
 	}
 	run := s.Results()
 	if b.Wall != nil {
