@@ -103,8 +103,10 @@ type Feedback struct {
 	ECE bool
 
 	// HasMPD is true when at least one INT switch on the forward path stamped the
-	// Poseidon max-per-hop-delay field. MPD is that delay on the data's path (forward),
-	// ReverseMPD the same field stamped on the ACK itself (reverse path).
+	// Poseidon max-per-hop-delay field (wire.FlagMPDSeen, echoed by the receiver), so
+	// MPD 0 from an idle INT hop is told apart from a path with none. MPD is that delay
+	// on the data's path (forward), ReverseMPD the same field stamped on the ACK itself
+	// (reverse path).
 	HasMPD     bool
 	MPD        units.Time
 	ReverseMPD units.Time

@@ -189,6 +189,7 @@ func (s *Switch) stampINT(e *egress, h *pkt) {
 	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
 	switch s.intMd {
 	case INTMPD:
+		v.SetFlags(wire.FlagMPDSeen) // an INT hop is on this path, even if its MPD is 0
 		// Queueing delay = departure − serialisation − arrival = start − arrival.
 		q := h.start - h.t
 		u := (q + s.mpdU - 1) / s.mpdU

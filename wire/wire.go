@@ -8,7 +8,8 @@
 //
 //	off size field
 //	0   1    Type        (TypeData, TypeAck, TypeCNP)
-//	1   1    Flags       (FlagECE, FlagINT, FlagRetx, FlagFin)
+//	1   1    Flags       (FlagECE, FlagINT, FlagRetx, FlagFin, FlagMPDSeen,
+//	                     FlagEchoMPDSeen)
 //	2   2    MPD         Poseidon max-per-hop queueing delay on this packet's own path,
 //	                     in units of the lab's MPD unit, saturating at 0xffff
 //	4   4    FlowID
@@ -86,6 +87,14 @@ const (
 	FlagRetx uint8 = 1 << 2
 	// FlagFin marks the last packet of a message.
 	FlagFin uint8 = 1 << 3
+	// FlagMPDSeen is set by every INT switch in mpd mode that stamps the packet, so a
+	// receiver can tell "MPD 0 from an INT hop with no queue" from "no INT hop on this
+	// path" (Poseidon's brownfield fallback needs the difference).
+	FlagMPDSeen uint8 = 1 << 4
+	// FlagEchoMPDSeen (ack) echoes FlagMPDSeen of the acknowledged data packet: its
+	// EchoMPD came from at least one INT switch. The ACK's own FlagMPDSeen describes
+	// the reverse path.
+	FlagEchoMPDSeen uint8 = 1 << 5
 )
 
 // Field offsets inside the reef header, for code that patches packets in place.
@@ -420,6 +429,9 @@ func (v View) Type() uint8 { return v.Frame[v.Reef+OffType] }
 
 // Flags returns the reef flags (reef packets only).
 func (v View) Flags() uint8 { return v.Frame[v.Reef+OffFlags] }
+
+// SetFlags ORs f into the reef flags (reef packets only).
+func (v View) SetFlags(f uint8) { v.Frame[v.Reef+OffFlags] |= f }
 
 // MPD returns the max-per-hop-delay field (reef packets only).
 func (v View) MPD() uint16 { return be.Uint16(v.Frame[v.Reef+OffMPD:]) }

@@ -115,6 +115,7 @@ func TestFrameViewAndPatches(t *testing.T) {
 		t.Fatal("incremental checksum updates left a bad IPv4 checksum")
 	}
 	v.SetMPD(77)
+	v.SetFlags(FlagMPDSeen) // an mpd-mode switch stamped it
 	if !v.PushHop(Hop{TS: 1, TxBytes: 2, QLen: 3, RateKbps: 4}) || !v.PushHop(Hop{TS: 5}) {
 		t.Fatal("PushHop refused a free slot")
 	}
@@ -124,6 +125,9 @@ func TestFrameViewAndPatches(t *testing.T) {
 	var got Header
 	if err := got.Decode(buf[ReefOffset:n]); err != nil {
 		t.Fatal(err)
+	}
+	if got.Flags != FlagINT|FlagMPDSeen {
+		t.Fatalf("flags after SetFlags(FlagMPDSeen) = %#x, want FlagINT|FlagMPDSeen kept together", got.Flags)
 	}
 	if got.MPD != 77 || len(got.Hops) != 2 || got.Hops[0] != (Hop{1, 2, 3, 4}) || got.Hops[1].TS != 5 {
 		t.Fatalf("patched header decodes as %+v", got)

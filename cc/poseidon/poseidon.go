@@ -39,9 +39,10 @@
 //   - CapPerACK (off by default) bounds the per-ACK increase by max_mi (spec A11).
 //   - An ACK without any INT hop on its path (cc.Feedback.HasMPD false) falls back to the
 //     brownfield signal even when Brownfield is off: full-deployment Poseidon has no
-//     signal there otherwise. (hostd/transport sets HasMPD whenever the lab stamps MPD,
-//     so in practice this is the "no INT anywhere" case; partial coverage needs
-//     Brownfield.)
+//     signal there otherwise. HasMPD is per path: every mpd-mode switch sets
+//     wire.FlagMPDSeen on the packets it stamps and the receiver echoes it, so a flow
+//     whose path crosses no INT switch falls back while its neighbours keep MPD.
+//     Brownfield (on) is still needed where a path mixes INT and non-INT hops.
 //   - The brownfield base RTT is the smaller of the planner's base RTT and the smallest
 //     fabric RTT seen (spec A16 says to subtract a base the paper does not mention).
 //   - The rate used in T counts wire bytes (Env.PacketSize), so max_rate can be the NIC

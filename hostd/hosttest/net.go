@@ -22,10 +22,12 @@ import (
 // Port describes the switch's egress port towards one host.
 type Port struct {
 	// Rate is the port's rate; Buffer its drop-tail capacity in bytes (0: unlimited);
-	// ECNK the backlog above which ECT packets are marked CE (0: never).
+	// ECNK the backlog above which ECT packets are marked CE (0: never). NoMPD makes
+	// the port a non-INT one even when Config.MPDUnit is set (a brownfield path).
 	Rate   units.Rate
 	Buffer units.Bytes
 	ECNK   units.Bytes
+	NoMPD  bool
 }
 
 // Config describes the network.
@@ -209,7 +211,8 @@ func (n *Net) atSwitch(frame []byte) {
 	p.lastDepart = depart
 	p.maxBacklog = max(p.maxBacklog, backlog+units.Bytes(len(frame)))
 	v.DecTTL()
-	if v.IsReef() && n.cfg.MPDUnit > 0 {
+	if v.IsReef() && n.cfg.MPDUnit > 0 && !p.port.NoMPD {
+		v.SetFlags(wire.FlagMPDSeen) // as switchd's mpd mode does
 		q := uint16(min((start-n.now)/n.cfg.MPDUnit, 0xffff))
 		if q > v.MPD() {
 			v.SetMPD(q)

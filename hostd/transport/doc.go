@@ -49,7 +49,8 @@
 // 48-63 CNP interval in µs), so the receiving host needs no configuration. CE-marked,
 // out-of-order, duplicate and final packets are acknowledged at once whatever the
 // policy. An ACK's Seq and EchoTS are those of the latest data packet it covers, its
-// hop slots carry that packet's INT records, its EchoMPD that packet's MPD, its
+// hop slots carry that packet's INT records, its EchoMPD that packet's MPD and its
+// FlagEchoMPDSeen whether any INT switch stamped that MPD (cc.Feedback.HasMPD), its
 // PathHops the switches that packet crossed (64 − TTL), and its Inflight that packet's
 // Inflight; switches stamp the ACK's own MPD on the way back (cc.Feedback.ReverseMPD).
 package transport

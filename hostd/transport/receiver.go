@@ -49,6 +49,7 @@ type Receiver struct {
 	ts       int64
 	arrived  units.Time
 	mpd      uint16
+	mpdSeen  bool // an INT switch stamped mpd (wire.FlagMPDSeen)
 	inflight uint32
 	pathHops uint8
 	ece      bool
@@ -130,6 +131,7 @@ func (r *Receiver) HandlePacket(now units.Time, v wire.View) {
 
 	// The ACK describes the latest packet.
 	r.trig, r.ts, r.arrived, r.mpd = h.Seq, h.TS, now, h.MPD
+	r.mpdSeen = h.Flags&wire.FlagMPDSeen != 0
 	r.inflight = h.Inflight
 	r.pathHops = uint8(max(int(wire.DefaultTTL)-int(v.TTL()), 0))
 	r.ece = ce
@@ -216,6 +218,9 @@ func (r *Receiver) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 	h.HopCap = uint8(r.nhops)
 	if r.ece {
 		h.Flags |= wire.FlagECE
+	}
+	if r.mpdSeen {
+		h.Flags |= wire.FlagEchoMPDSeen
 	}
 	// SACK: the block holding the triggering packet first, then the lowest others.
 	first := -1

@@ -106,7 +106,9 @@ func (s *Sender) onAck(now units.Time, h *wire.Header, ackLen int) {
 		s.stats.FabricDelay = fb.FabricDelay
 	}
 	if s.cfg.MPDUnit > 0 {
-		fb.HasMPD = true
+		// Only an INT switch on the data's own path sets the bit: a path without
+		// one reports no MPD even when the lab stamps it elsewhere.
+		fb.HasMPD = h.Flags&wire.FlagEchoMPDSeen != 0
 		fb.MPD = units.Time(h.EchoMPD) * s.cfg.MPDUnit
 		fb.ReverseMPD = units.Time(h.MPD) * s.cfg.MPDUnit
 		s.stats.MPD = fb.MPD

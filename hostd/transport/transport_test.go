@@ -124,6 +124,7 @@ func TestAckEchoes(t *testing.T) {
 	v.PushHop(wire.Hop{TS: 1, QLen: 100})
 	v.PushHop(wire.Hop{TS: 2, QLen: 200})
 	v.SetMPD(7)
+	v.SetFlags(wire.FlagMPDSeen) // as an mpd-mode switch does when it stamps
 	v.DecTTL()
 	v.DecTTL()
 	p.now = 50000
@@ -150,6 +151,49 @@ func TestAckEchoes(t *testing.T) {
 	}
 	if fb.AckedPackets != 1 || fb.AckedBytes != 1000 || fb.Inflight != 0 || fb.InflightEcho != 1000 {
 		t.Errorf("acked %d pkts %dB, inflight %d, echo %d; want 1, 1000, 0, 1000", fb.AckedPackets, fb.AckedBytes, fb.Inflight, fb.InflightEcho)
+	}
+}
+
+// TestHasMPDIsPerPath checks that cc.Feedback.HasMPD reports whether an INT switch
+// stamped the acknowledged packet's own path (wire.FlagMPDSeen, echoed as
+// FlagEchoMPDSeen), not whether the lab stamps MPD somewhere (SenderConfig.MPDUnit).
+func TestHasMPDIsPerPath(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		stamp    func(wire.View) // the forward path's switches
+		wantHas  bool
+		wantEcho bool
+	}{
+		{"no INT switch on the path, INT elsewhere in the lab", func(wire.View) {}, false, false},
+		{"one INT hop with an empty queue: MPD 0 but seen", func(v wire.View) {
+			v.SetFlags(wire.FlagMPDSeen)
+		}, true, true},
+		{"one INT hop with a queue", func(v wire.View) {
+			v.SetMPD(4)
+			v.SetFlags(wire.FlagMPDSeen)
+		}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t, 10, 0) // MPDUnit 100ns: the lab stamps MPD
+			p.now = 1000
+			d := p.send()
+			v, _ := wire.Classify(d)
+			tc.stamp(v)
+			p.now = 20000
+			a := p.deliver(d)
+			if a == nil {
+				t.Fatal("no ACK for the data packet")
+			}
+			if got := header(t, a).Flags&wire.FlagEchoMPDSeen != 0; got != tc.wantEcho {
+				t.Errorf("ACK FlagEchoMPDSeen = %v, want %v (the receiver echoes the data's bit)", got, tc.wantEcho)
+			}
+			p.now = 40000
+			p.ack(a)
+			fb := p.alg.last
+			if fb.HasMPD != tc.wantHas {
+				t.Errorf("HasMPD = %v, want %v", fb.HasMPD, tc.wantHas)
+			}
+		})
 	}
 }
 
