@@ -77,32 +77,6 @@ func (e *egress) schedule(x units.Time) units.Time {
 	return h.dep
 }
 
-// deadline is the earliest time this port may hand a frame to Poll or (pfc) change
-// another port's state, given what is known now.
-func (e *egress) deadline(pfc bool) units.Time {
-	d := units.Never
-	if e.ctl.len() > 0 {
-		d = e.ctl.at(0).due
-	}
-	if e.ndep > 0 {
-		d = min(d, e.q.at(0).due)
-	}
-	if e.ndep < e.q.len() {
-		var dep units.Time
-		if e.sched {
-			dep = e.q.at(e.ndep).dep
-		} else {
-			_, dep = e.next(e.q.at(e.ndep))
-		}
-		if pfc {
-			d = min(d, dep)
-		} else {
-			d = min(d, dep+e.delay)
-		}
-	}
-	return d
-}
-
 // pause applies a PFC frame received at t: quanta × 512 bit times at the port's rate,
 // replacing any pause in force; 0 resumes.
 func (e *egress) pause(t units.Time, quanta uint16) {

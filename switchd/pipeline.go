@@ -9,6 +9,11 @@ import (
 // lines, PFC refreshes and, before each of them, the egress departures that precede it.
 func (s *Switch) advance(t units.Time) {
 	t = min(max(t, s.now), units.Never-1) // Poll(units.Never) drains everything
+	if t < s.nextTimes().work {
+		s.now = t // nothing to process: no ingress, refresh, scheduling or departure by t
+		return
+	}
+	s.nx.ok = false
 	for {
 		x, src, refresh := units.Never, -1, false
 		if s.nin > 0 {
@@ -41,6 +46,78 @@ func (s *Switch) advance(t units.Time) {
 	}
 	s.advanceEgress(t)
 	s.now = t
+}
+
+// next caches the switch's earliest event times, so that the calls a driver makes
+// between events (Poll finding nothing due, NextDeadline after every call) cost O(1)
+// instead of a scan of every port. Whatever changes a port's lines or queue clears ok;
+// Receive, which only appends to an ingress line, lowers work and deadline in place.
+type next struct {
+	ok bool
+	// work is the earliest time at which advance has something to do: a frame leaving
+	// an ingress line, a PFC refresh, a queue head becoming schedulable (its start) or a
+	// scheduled head departing. advance(t) with t < work only moves now.
+	work units.Time
+	// deadline is NextDeadline before it is raised to now.
+	deadline units.Time
+	// out is the port whose frame Poll returns next (-1: none), due its Due and ctl
+	// whether it is a pause frame; ties go to the lower port, a port's pause frames first.
+	out int
+	due units.Time
+	ctl bool
+}
+
+// nextTimes returns the cached event times, recomputing them with one scan of the ports
+// if anything changed since the last call.
+func (s *Switch) nextTimes() *next {
+	x := &s.nx
+	if x.ok {
+		return x
+	}
+	work, dl, out, due, ctl := units.Never, units.Never, -1, units.Never, false
+	for i := range s.ports {
+		p := &s.ports[i]
+		if p.in.n > 0 {
+			t := p.in.at(0).t
+			work, dl = min(work, t), min(dl, t)
+		}
+		dl = min(dl, p.pfc.refreshAt)
+		if s.pfc {
+			work = min(work, p.pfc.refreshAt)
+		}
+		e := &p.eg
+		if e.ctl.n > 0 {
+			d := e.ctl.at(0).due
+			dl = min(dl, d)
+			if d < due {
+				out, due, ctl = i, d, true
+			}
+		}
+		if e.ndep > 0 {
+			d := e.q.at(0).due
+			dl = min(dl, d)
+			if d < due {
+				out, due, ctl = i, d, false
+			}
+		}
+		if e.ndep < e.q.n {
+			// The head departs at its dep once scheduled; until then, advance has work
+			// as soon as it can start.
+			h := e.q.at(e.ndep)
+			start, dep := h.dep, h.dep
+			if !e.sched {
+				start, dep = e.next(h)
+			}
+			work = min(work, start)
+			if s.pfc {
+				dl = min(dl, dep) // a departure may resume an upstream
+			} else {
+				dl = min(dl, dep+e.delay)
+			}
+		}
+	}
+	*x = next{ok: true, work: work, deadline: dl, out: out, due: due, ctl: ctl}
+	return x
 }
 
 // advanceEgress processes every departure up to x. With PFC on, departures across

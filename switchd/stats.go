@@ -90,6 +90,7 @@ type histogram struct {
 	b   [64 * 16]uint64
 	n   uint64
 	max units.Time
+	sum Lateness // summary as of sum.Count == n: quantiles are computed on demand, once
 }
 
 func bucketOf(v uint64) int {
@@ -135,6 +136,12 @@ func (h *histogram) quantile(q float64) units.Time {
 	return h.max
 }
 
+// summary returns the Lateness of the values added so far. Its quantiles walk the
+// buckets, so it is cached until the next add: a driver sampling stats often pays for
+// them only when something was released in between.
 func (h *histogram) summary() Lateness {
-	return Lateness{Count: h.n, P50: h.quantile(0.50), P99: h.quantile(0.99), Max: h.max}
+	if h.sum.Count != h.n || h.n == 0 {
+		h.sum = Lateness{Count: h.n, P50: h.quantile(0.50), P99: h.quantile(0.99), Max: h.max}
+	}
+	return h.sum
 }

@@ -50,6 +50,7 @@ type Switch struct {
 
 	now  units.Time // every event up to now has been processed
 	nin  int        // frames in ingress delay lines
+	nx   next       // cached earliest event times (see next)
 	lent int32      // buffer handed out by the last Poll, freed on the next call
 	upv  []bool     // scratch for router.setUp
 	key  wire.FlowKey
@@ -143,20 +144,16 @@ func (s *Switch) Receive(now units.Time, port int, frame []byte) {
 	p.lastIn = t
 	p.in.push(pkt{buf: b, n: int32(len(frame)), in: int16(port), t: t})
 	s.nin++
+	// A frame behind others on its line is no earlier than the line's head, so the
+	// cached minima only ever move down to t.
+	s.nx.work = min(s.nx.work, t)
+	s.nx.deadline = min(s.nx.deadline, t)
 }
 
 // NextDeadline is the earliest time at which Poll may return a frame or the switch's
 // state changes; units.Never when idle.
 func (s *Switch) NextDeadline() units.Time {
-	d := units.Never
-	for i := range s.ports {
-		p := &s.ports[i]
-		if p.in.len() > 0 {
-			d = min(d, p.in.at(0).t)
-		}
-		d = min(d, p.pfc.refreshAt, p.eg.deadline(s.pfc))
-	}
-	return max(d, s.now)
+	return max(s.nextTimes().deadline, s.now)
 }
 
 // Poll returns the next frame due at or before now, in order of Due across ports (a
@@ -166,28 +163,21 @@ func (s *Switch) NextDeadline() units.Time {
 func (s *Switch) Poll(now units.Time) (Out, bool) {
 	s.release()
 	s.advance(now)
-	best, bestDue, ctl := -1, units.Never, false
-	for i := range s.ports {
-		e := &s.ports[i].eg
-		if e.ctl.len() > 0 && e.ctl.at(0).due < bestDue {
-			best, bestDue, ctl = i, e.ctl.at(0).due, true
-		}
-		if e.ndep > 0 && e.q.at(0).due < bestDue {
-			best, bestDue, ctl = i, e.q.at(0).due, false
-		}
-	}
-	if best < 0 || bestDue > s.now {
+	x := s.nextTimes()
+	if x.out < 0 || x.due > s.now {
 		return Out{}, false
 	}
+	best := x.out
 	e := &s.ports[best].eg
 	var p pkt
-	if ctl {
+	if x.ctl {
 		p = e.ctl.pop()
 	} else {
 		p = e.q.pop()
 		e.ndep--
 		e.late.add(s.now - p.due)
 	}
+	s.nx.ok = false
 	s.lent = p.buf
 	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due}, true
 }
@@ -203,6 +193,7 @@ func (s *Switch) SetPortRate(now units.Time, port int, r units.Rate) {
 	s.advance(now)
 	e := &s.ports[port].eg
 	e.rate, e.newBusy = r, true
+	s.nx.ok = false
 }
 
 // SetPortUp brings port up or down at now (a timeline event). A down port drops what
@@ -215,6 +206,7 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 		return
 	}
 	s.advance(now)
+	s.nx.ok = false
 	p := &s.ports[port]
 	p.up = up
 	if !up {
