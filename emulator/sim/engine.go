@@ -37,11 +37,11 @@ type Slot struct {
 	H   Handler
 	at  units.Time
 	seq uint64
-	idx int // position in the heap + 1; 0 when not pending
+	idx int // position in the heap + 1; −(position in the now-queue + 1); 0 when not pending
 }
 
 // Pending reports whether the slot is scheduled, and At its time.
-func (s *Slot) Pending() bool { return s.idx > 0 }
+func (s *Slot) Pending() bool { return s.idx != 0 }
 
 // At is the time the slot is scheduled for (meaningful while Pending).
 func (s *Slot) At() units.Time { return s.at }
@@ -52,17 +52,25 @@ type Token = *Slot
 // Engine is htsim's EventList as a value: a heap of events ordered by (time, insertion
 // sequence), so ties fire in the order they were scheduled and a run is reproducible.
 // The zero value is ready to use. Not safe for concurrent use.
+//
+// Events scheduled for the current time (a node woken by a frame that reaches it now)
+// skip the heap: they go to a FIFO, the now-queue, which fires after the heap's events
+// at now. That is exactly (time, sequence) order, because every heap event at now was
+// scheduled before now was reached, so its sequence is lower.
 type Engine struct {
-	now units.Time
-	seq uint64
-	q   []*Slot
+	now  units.Time
+	seq  uint64
+	q    []*Slot
+	cur  []*Slot // the now-queue; nil entries were cancelled or moved
+	head int     // first entry of cur not yet fired
+	ncur int     // live entries in cur
 }
 
 // Now is the time of the event being fired (or of the last one).
 func (e *Engine) Now() units.Time { return e.now }
 
 // Len is the number of pending events.
-func (e *Engine) Len() int { return len(e.q) }
+func (e *Engine) Len() int { return len(e.q) + e.ncur }
 
 // At schedules h to fire once at t (at Now if t is in the past). It returns a token for
 // Cancel.
@@ -81,6 +89,18 @@ func (e *Engine) Set(s *Slot, t units.Time) {
 	}
 	e.seq++
 	s.at, s.seq = t, e.seq
+	if s.idx < 0 {
+		e.unqueue(s)
+	}
+	if t == e.now {
+		if s.idx > 0 {
+			e.remove(s.idx - 1)
+		}
+		e.cur = append(e.cur, s)
+		e.ncur++
+		s.idx = -len(e.cur)
+		return
+	}
 	if s.idx == 0 {
 		e.q = append(e.q, s)
 		s.idx = len(e.q)
@@ -97,8 +117,18 @@ func (e *Engine) Cancel(s *Slot) bool {
 	if s == nil || s.idx == 0 {
 		return false
 	}
-	e.remove(s.idx - 1)
+	if s.idx < 0 {
+		e.unqueue(s)
+	} else {
+		e.remove(s.idx - 1)
+	}
 	return true
+}
+
+// unqueue takes s out of the now-queue.
+func (e *Engine) unqueue(s *Slot) {
+	e.cur[-s.idx-1] = nil
+	e.unqueue0(s)
 }
 
 // Reschedule moves a pending event to t; it returns false if it is not pending.
@@ -112,6 +142,9 @@ func (e *Engine) Reschedule(s *Slot, t units.Time) bool {
 
 // Next is the time of the earliest pending event (units.Never when none).
 func (e *Engine) Next() units.Time {
+	if e.ncur > 0 {
+		return e.now
+	}
 	if len(e.q) == 0 {
 		return units.Never
 	}
@@ -121,17 +154,39 @@ func (e *Engine) Next() units.Time {
 // Run fires events in order until the next one is after until or none is left, and
 // returns how many it fired. Now is until afterwards (if until is not Never).
 func (e *Engine) Run(until units.Time) (fired uint64) {
-	for len(e.q) > 0 && e.q[0].at <= until {
-		s := e.q[0]
-		e.remove(0)
+	for {
+		var s *Slot
+		switch {
+		case len(e.q) > 0 && (e.ncur == 0 || e.q[0].at == e.now) && e.q[0].at <= until:
+			s = e.q[0]
+			e.remove(0)
+		case e.ncur > 0 && e.now <= until:
+			for e.cur[e.head] == nil {
+				e.head++
+			}
+			s = e.cur[e.head]
+			e.cur[e.head] = nil
+			e.head++
+			e.unqueue0(s)
+		default:
+			if until != units.Never && until > e.now {
+				e.now = until
+			}
+			return fired
+		}
 		e.now = s.at
 		s.H.Fire(s.at)
 		fired++
 	}
-	if until != units.Never && until > e.now {
-		e.now = until
+}
+
+// unqueue0 finishes taking s, already cleared from its entry, off the now-queue.
+func (e *Engine) unqueue0(s *Slot) {
+	e.ncur--
+	s.idx = 0
+	if e.ncur == 0 {
+		e.cur, e.head = e.cur[:0], 0
 	}
-	return fired
 }
 
 func (e *Engine) less(i, j int) bool {

@@ -93,3 +93,60 @@ func TestEngineRandomMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// self reschedules itself at now+dt (dt 0: at now, through the now-queue) n times.
+type self struct {
+	e   *Engine
+	s   Slot
+	id  int
+	dt  units.Time
+	n   int
+	log *[]int
+}
+
+func (x *self) Fire(now units.Time) {
+	*x.log = append(*x.log, x.id)
+	if x.n--; x.n > 0 {
+		x.e.Set(&x.s, now+x.dt)
+	}
+}
+
+// Events scheduled for now (the now-queue) fire after the heap's events at now, which
+// were scheduled earlier, and in their own insertion order; moving or cancelling one
+// takes it out of the queue.
+func TestEngineNowQueueKeepsInsertionOrder(t *testing.T) {
+	var e Engine
+	var log []int
+	a := &self{e: &e, id: 1, dt: 0, n: 3, log: &log}
+	b := &self{e: &e, id: 2, dt: 10, n: 2, log: &log}
+	c := &self{e: &e, id: 3, dt: 0, n: 1, log: &log}
+	d := &self{e: &e, id: 4, dt: 0, n: 1, log: &log}
+	for _, x := range []*self{a, b, c, d} {
+		x.s.H = x
+	}
+	e.Set(&b.s, 10) // heap, fires at 10 and again at 20
+	e.Set(&a.s, 0)  // now-queue: fires at 0 three times, re-queued behind c each time
+	e.Set(&c.s, 0)
+	e.Set(&d.s, 0)
+	e.Set(&d.s, 10) // moved out of the now-queue: after b at 10
+	if e.Len() != 4 || e.Next() != 0 {
+		t.Fatalf("len %d next %v, want 4 and 0", e.Len(), e.Next())
+	}
+	e.Run(units.Never)
+	if want := []int{1, 3, 1, 1, 2, 4, 2}; !slices.Equal(log, want) {
+		t.Fatalf("order %v, want %v", log, want)
+	}
+	// A cancelled now-queue entry never fires.
+	log = nil
+	c.n = 1
+	e.Set(&c.s, e.Now())
+	e.Set(&a.s, e.Now())
+	if !e.Cancel(&c.s) || c.s.Pending() {
+		t.Fatal("cancel of a now-queue entry failed")
+	}
+	a.n = 1
+	e.Run(units.Never)
+	if want := []int{1}; !slices.Equal(log, want) {
+		t.Fatalf("after cancel: %v, want %v", log, want)
+	}
+}
