@@ -57,13 +57,16 @@ type Summary struct {
 	// TimeScale is τ: paper time = emulator time / τ, paper rate = emulator rate × τ.
 	TimeScale float64 `json:"time_scale"`
 	Seed      uint64  `json:"seed"`
-	// DurationUS is the emulated time covered, WallTimeUS what it took; WindowUS the
-	// measurement window [from, to) every steady-state metric uses.
+	// DurationUS is the emulated time covered; WindowUS the measurement window
+	// [from, to) every steady-state metric uses.
 	DurationUS float64    `json:"duration_us"`
-	WallTimeUS float64    `json:"wall_time_us"`
 	WindowUS   [2]float64 `json:"window_us"`
-	Flows      []Flow     `json:"flows"`
-	Groups     []Group    `json:"groups"`
+	// WallTimeUS is what the run took; it is shown in report.html and kept in
+	// results.json, not in summary.json, so that a sim run's summary.json is the same
+	// byte for byte whenever the experiment and seed are.
+	WallTimeUS float64 `json:"-"`
+	Flows      []Flow  `json:"flows"`
+	Groups     []Group `json:"groups"`
 	// FCTBuckets is the FCT slowdown of finished sized flows by size bucket.
 	FCTBuckets   []Bucket        `json:"fct_buckets,omitempty"`
 	Queues       []Queue         `json:"queues"`
