@@ -9,10 +9,12 @@ import (
 // lines, PFC refreshes and, before each of them, the egress departures that precede it.
 func (s *Switch) advance(t units.Time) {
 	t = min(max(t, s.now), units.Never-1) // Poll(units.Never) drains everything
-	if t < s.nextTimes().work {
+	nx := s.nextTimes()
+	if t < nx.work {
 		s.now = t // nothing to process: no ingress, refresh, scheduling or departure by t
 		return
 	}
+	egIdle, first := nx.egwork, true // before the first event the egress is idle until egIdle
 	s.nx.ok = false
 	for {
 		x, src, refresh := units.Never, -1, false
@@ -33,7 +35,10 @@ func (s *Switch) advance(t units.Time) {
 		if x > t {
 			break
 		}
-		s.advanceEgress(x)
+		if !first || x >= egIdle {
+			s.advanceEgress(x)
+		}
+		first = false // the event below may give the egress work
 		s.now = x
 		if refresh {
 			// The departures just processed may have resumed the upstream.
@@ -58,6 +63,8 @@ type next struct {
 	// an ingress line, a PFC refresh, a queue head becoming schedulable (its start) or a
 	// scheduled head departing. advance(t) with t < work only moves now.
 	work units.Time
+	// egwork is the part of work due to the egress queues: a head's start or departure.
+	egwork units.Time
 	// deadline is NextDeadline before it is raised to now.
 	deadline units.Time
 	// out is the port whose frame Poll returns next (-1: none), due its Due and ctl
@@ -74,7 +81,7 @@ func (s *Switch) nextTimes() *next {
 	if x.ok {
 		return x
 	}
-	work, dl, out, due, ctl := units.Never, units.Never, -1, units.Never, false
+	work, egwork, dl, out, due, ctl := units.Never, units.Never, units.Never, -1, units.Never, false
 	for i := range s.ports {
 		p := &s.ports[i]
 		if p.in.n > 0 {
@@ -108,7 +115,7 @@ func (s *Switch) nextTimes() *next {
 			if !e.sched {
 				start, dep = e.next(h)
 			}
-			work = min(work, start)
+			egwork = min(egwork, start)
 			if s.pfc {
 				dl = min(dl, dep) // a departure may resume an upstream
 			} else {
@@ -116,7 +123,7 @@ func (s *Switch) nextTimes() *next {
 			}
 		}
 	}
-	*x = next{ok: true, work: work, deadline: dl, out: out, due: due, ctl: ctl}
+	*x = next{ok: true, work: min(work, egwork), egwork: egwork, deadline: dl, out: out, due: due, ctl: ctl}
 	return x
 }
 

@@ -127,8 +127,8 @@ func (h *histogram) quantile(q float64) units.Time {
 	}
 	rank := max(1, uint64(math.Ceil(q*float64(h.n)))) // nearest rank
 	var seen uint64
-	for i, c := range h.b {
-		seen += c
+	for i := range bucketOf(uint64(h.max)) + 1 { // no value lies above max's bucket
+		seen += h.b[i]
 		if seen >= rank {
 			return min(units.Time(bucketTop(i)), h.max)
 		}
