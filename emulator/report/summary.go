@@ -13,11 +13,12 @@
 //
 // # Fidelity
 //
-// Each port records its release lateness (actual minus scheduled release). The summary
-// reports, for the worst port, p50 and p99 lateness in µs and relative to the time the
-// port takes to send one MTU-sized packet. The verdict is "degraded" when any port's p99
-// lateness exceeds DegradedP99Packets packet times: the emulator then shifted packets by
-// more than a packet's own length, so queues and delays it measured are distorted.
+// Each switch port, and on real backends each host daemon's NIC, records its release
+// lateness (actual minus scheduled release). The summary reports the worst p50 and p99
+// lateness in µs and relative to the time that port or NIC takes to send one MTU-sized
+// packet. The verdict is "degraded" when any p99 lateness exceeds DegradedP99Packets
+// packet times: the emulator then shifted packets by more than a packet's own length, so
+// the queues and delays it measured are distorted.
 package report
 
 import (
