@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
@@ -14,12 +15,12 @@ const (
 	us   = units.Microsecond
 )
 
-// ccTest drives one DCQCN reaction point in the style of x/net/quic's
-// congestion_reno_test.go: a fixed start time, a log of every step, checks in between.
+// ccTest drives one DCQCN reaction point through cctest.Flow (x/net/quic's
+// congestion-test style: a fixed start time, a log of every step, checks in between);
+// its Advance runs the rate timer as a transport would.
 type ccTest struct {
-	t   *testing.T
-	d   *DCQCN
-	now units.Time
+	*cctest.Flow
+	d *DCQCN
 }
 
 func newTest(t *testing.T, mod func(*Params)) *ccTest {
@@ -32,45 +33,32 @@ func newTest(t *testing.T, mod func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, d: d, now: units.Millisecond}
+	return &ccTest{Flow: cctest.New(t, d, units.Millisecond), d: d}
 }
 
 func (c *ccTest) cnp() {
-	c.t.Helper()
-	c.t.Logf("%v CNP", c.now)
-	c.d.OnFeedback(c.now, &cc.Feedback{Kind: cc.CNP})
-}
-
-// advance moves time forward, running the algorithm's timer as a transport would.
-func (c *ccTest) advance(d units.Time) {
-	c.t.Helper()
-	end := c.now + d
-	for c.d.Deadline() <= end {
-		c.now = c.d.Deadline()
-		c.d.OnDeadline(c.now)
-		c.t.Logf("%v timer: R_C %v R_T %v", c.now, c.d.Rate(), c.d.TargetRate())
-	}
-	c.now = end
+	c.T.Helper()
+	c.Feedback(cc.Feedback{Kind: cc.CNP})
 }
 
 func (c *ccTest) send(b units.Bytes) {
-	c.t.Helper()
-	c.d.OnSend(c.now, 0, b)
-	c.t.Logf("%v sent %v: R_C %v R_T %v", c.now, b, c.d.Rate(), c.d.TargetRate())
+	c.T.Helper()
+	c.d.OnSend(c.Now, 0, b)
+	c.T.Logf("%v sent %v: R_C %v R_T %v", c.Now, b, c.d.Rate(), c.d.TargetRate())
 }
 
 func (c *ccTest) wantRates(reason string, rc, rt float64) {
-	c.t.Helper()
+	c.T.Helper()
 	gc, gt := float64(c.d.Rate()), float64(c.d.TargetRate())
 	if math.Abs(gc-rc) > 1 || math.Abs(gt-rt) > 1 {
-		c.t.Errorf("%s: R_C = %.0f, R_T = %.0f; want %.0f, %.0f", reason, gc, gt, rc, rt)
+		c.T.Errorf("%s: R_C = %.0f, R_T = %.0f; want %.0f, %.0f", reason, gc, gt, rc, rt)
 	}
 }
 
 func (c *ccTest) wantAlpha(reason string, want float64) {
-	c.t.Helper()
-	if got := c.d.Alpha(c.now); math.Abs(got-want) > 1e-12 {
-		c.t.Errorf("%s: α = %.12f, want %.12f", reason, got, want)
+	c.T.Helper()
+	if got := c.d.Alpha(c.Now); math.Abs(got-want) > 1e-12 {
+		c.T.Errorf("%s: α = %.12f, want %.12f", reason, got, want)
 	}
 }
 
@@ -83,10 +71,10 @@ func TestStartAtLineRate(t *testing.T) {
 	if c.d.Window() != units.MaxBytes || c.d.Deadline() != units.Never {
 		t.Errorf("window %v deadline %v: want unlimited, no timer", c.d.Window(), c.d.Deadline())
 	}
-	c.d.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, ECE: true})
+	c.d.OnFeedback(c.Now, &cc.Feedback{Kind: cc.Ack, ECE: true})
 	c.send(20 * units.Megabyte)
-	c.d.OnLoss(c.now, 1000)
-	c.d.OnTimeout(c.now)
+	c.d.OnLoss(c.Now, 1000)
+	c.d.OnTimeout(c.Now)
 	c.wantRates("ACKs (even with ECE), sends, losses and timeouts change nothing", float64(line), float64(line))
 }
 
@@ -96,8 +84,8 @@ func TestCutOnCNP(t *testing.T) {
 	c.cnp()
 	c.wantRates("α = 1 halves the rate", float64(line)/2, float64(line))
 	c.wantAlpha("(1-g)·1 + g", 1)
-	if got := c.d.Deadline(); got != c.now+55*us {
-		t.Errorf("rate timer = %v, want now + T = %v", got, c.now+55*us)
+	if got := c.d.Deadline(); got != c.Now+55*us {
+		t.Errorf("rate timer = %v, want now + T = %v", got, c.Now+55*us)
 	}
 	c.cnp()
 	c.wantRates("second CNP at once: R_T = R_C", float64(line)/4, float64(line)/2)
@@ -109,9 +97,9 @@ func TestAlphaTimer(t *testing.T) {
 	c.cnp()
 	a := (1-g)*0.5 + g
 	c.wantAlpha("CNP raises α", a)
-	c.advance(54 * us)
+	c.Advance(54 * us)
 	c.wantAlpha("less than τ'", a)
-	c.advance(3 * 55 * us) // 219 µs after the CNP: three whole periods
+	c.Advance(3 * 55 * us) // 219 µs after the CNP: three whole periods
 	c.wantAlpha("three periods", a*math.Pow(1-g, 3))
 	rc := float64(c.d.Rate())
 	c.cnp()
@@ -126,7 +114,7 @@ func TestRateTimerStages(t *testing.T) {
 	c.cnp()
 	rc, rt := float64(line)/2, float64(line)
 	for i := 1; i <= 5; i++ {
-		c.advance(55 * us)
+		c.Advance(55 * us)
 		rc = (rt + rc) / 2
 		c.wantRates("fast recovery: R_C halfway to R_T", rc, rt)
 	}
@@ -136,11 +124,11 @@ func TestRateTimerStages(t *testing.T) {
 	rt, rc = rc, rc*(1-math.Pow(1-g, 5)/2)
 	c.wantRates("second cut", rc, rt)
 	for i := 1; i <= 5; i++ {
-		c.advance(55 * us)
+		c.Advance(55 * us)
 		rc = (rt + rc) / 2
 	}
 	c.wantRates("five fast-recovery events", rc, rt)
-	c.advance(55 * us)
+	c.Advance(55 * us)
 	rt += 40e6
 	rc = (rt + rc) / 2
 	c.wantRates("sixth timer event: additive increase", rc, rt)
@@ -163,7 +151,7 @@ func TestByteCounterAndHyperIncrease(t *testing.T) {
 	rt += 40e6
 	rc = (rt + rc) / 2
 	c.wantRates("iB = 2 > F, iT = 0: additive", rc, rt)
-	c.advance(2 * 55 * us)
+	c.Advance(2 * 55 * us)
 	rt += 40e6
 	rc = (rt + rc) / 2 // iT = 1: additive (iB > F)
 	rt += 400e6
@@ -174,9 +162,9 @@ func TestByteCounterAndHyperIncrease(t *testing.T) {
 func TestLateDeadlineAndStop(t *testing.T) {
 	c := newTest(t, nil)
 	c.cnp()
-	start := c.now
-	c.now += 3*55*us + 10*us // the transport wakes late once
-	c.d.OnDeadline(c.now)
+	start := c.Now
+	c.Now += 3*55*us + 10*us // the transport wakes late once
+	c.d.OnDeadline(c.Now)
 	rc := float64(line) / 2
 	for range 3 {
 		rc = (float64(line) + rc) / 2
@@ -185,7 +173,7 @@ func TestLateDeadlineAndStop(t *testing.T) {
 	if got := c.d.Deadline(); got != start+4*55*us {
 		t.Errorf("next timer = %v, want on the original grid %v", got, start+4*55*us)
 	}
-	c.advance(10 * units.Millisecond)
+	c.Advance(10 * units.Millisecond)
 	c.wantRates("back at line rate", float64(line), float64(line))
 	if c.d.Deadline() != units.Never {
 		t.Errorf("deadline at line rate = %v, want never", c.d.Deadline())

@@ -6,18 +6,17 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
 const mss = 1000
 
-// ccTest drives one DCTCP flow in the style of x/net/quic's congestion_reno_test.go.
+// ccTest drives one DCTCP flow through cctest.Flow (x/net/quic's congestion-test style).
 type ccTest struct {
-	t    *testing.T
-	d    *DCTCP
-	now  units.Time
-	next uint64 // snd_nxt
-	una  uint64 // next packet to acknowledge
+	*cctest.Flow
+	d   *DCTCP
+	una uint64 // next packet to acknowledge
 }
 
 func newTest(t *testing.T, mod func(*Params)) *ccTest {
@@ -30,35 +29,31 @@ func newTest(t *testing.T, mod func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, d: d, now: units.Millisecond}
+	return &ccTest{Flow: cctest.New(t, d, units.Millisecond), d: d}
 }
 
 func (c *ccTest) sent(n int) {
-	c.t.Helper()
-	for range n {
-		c.d.OnSend(c.now, c.next, mss)
-		c.next++
-	}
-	c.t.Logf("%v sent %d, snd_nxt %d", c.now, n, c.next)
+	c.T.Helper()
+	c.Sent(n, mss)
 }
 
 // acks acknowledges the next n packets one by one; the first marked of them carry ECE.
 func (c *ccTest) acks(n, marked int) {
-	c.t.Helper()
-	c.t.Logf("%v ack %d..%d, %d with ECE", c.now, c.una, c.una+uint64(n)-1, marked)
+	c.T.Helper()
+	c.T.Logf("%v ack %d..%d, %d with ECE", c.Now, c.una, c.una+uint64(n)-1, marked)
 	for i := range n {
 		c.una++
-		c.d.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckedPackets: 1,
-			AckSeq: c.una - 1, NextSeq: c.next, ECE: i < marked, Inflight: c.inflight()})
+		c.d.OnFeedback(c.Now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckedPackets: 1,
+			AckSeq: c.una - 1, NextSeq: c.Next, ECE: i < marked, Inflight: c.inflight()})
 	}
 }
 
 // inflight is what the transport reports after an ACK: packets sent and not acked.
 func (c *ccTest) inflight() units.Bytes {
-	if c.next < c.una {
+	if c.Next < c.una {
 		return 0
 	}
-	return units.Bytes(c.next-c.una) * mss
+	return units.Bytes(c.Next-c.una) * mss
 }
 
 func (c *ccTest) set(cwnd float64) {
@@ -66,16 +61,14 @@ func (c *ccTest) set(cwnd float64) {
 }
 
 func (c *ccTest) wantWindow(reason string, want float64) {
-	c.t.Helper()
-	if got := float64(c.d.Window()); math.Abs(got-want) > 1 {
-		c.t.Errorf("%s: window = %.0f B, want %.1f B", reason, got, want)
-	}
+	c.T.Helper()
+	c.WantWindow(reason, want, 1)
 }
 
 func (c *ccTest) wantAlpha(reason string, want float64) {
-	c.t.Helper()
+	c.T.Helper()
 	if got := c.d.Alpha(); math.Abs(got-want) > 1e-12 {
-		c.t.Errorf("%s: α = %.12f, want %.12f", reason, got, want)
+		c.T.Errorf("%s: α = %.12f, want %.12f", reason, got, want)
 	}
 }
 
@@ -138,15 +131,15 @@ func TestLossAndTimeout(t *testing.T) {
 	c := newTest(t, nil)
 	c.set(40 * mss)
 	c.sent(40)
-	c.d.OnLoss(c.now, mss)
+	c.d.OnLoss(c.Now, mss)
 	c.wantWindow("loss halves (RFC 8257 §3.5)", 20*mss)
-	c.d.OnLoss(c.now, mss)
+	c.d.OnLoss(c.Now, mss)
 	c.wantWindow("once per window", 20*mss)
 	c.acks(40, 0)
 	c.sent(20)
 	c.acks(1, 0)
 	c.wantWindow("recovered: congestion avoidance", 20*mss+mss/20.0)
-	c.d.OnTimeout(c.now)
+	c.d.OnTimeout(c.Now)
 	c.wantWindow("timeout: one packet (RFC 5681 loss window)", mss)
 	if got := c.d.ssthresh; math.Abs(got-(20*mss+mss/20.0)/2) > 1e-9 {
 		t.Errorf("ssthresh after timeout = %v, want half the window", got)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 	"reef/wire"
 )
@@ -19,13 +20,11 @@ const (
 	testKbps = 100_000_000
 )
 
-// ccTest drives one HPCC flow in the style of x/net/quic's congestion_reno_test.go: it
-// starts at a fixed time, logs what it does and checks the window after each step.
+// ccTest drives one HPCC flow through cctest.Flow (x/net/quic's congestion-test style:
+// it starts at a fixed time, logs what it does and checks the window after each step).
 type ccTest struct {
-	t    *testing.T
-	h    *HPCC
-	now  units.Time
-	next uint64 // the transport's snd_nxt (packet number)
+	*cctest.Flow
+	h *HPCC
 }
 
 func newTest(t *testing.T, mod func(*Params)) *ccTest {
@@ -38,43 +37,32 @@ func newTest(t *testing.T, mod func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, h: h, now: 1 * units.Millisecond}
+	return &ccTest{Flow: cctest.New(t, h, 1*units.Millisecond), h: h}
 }
 
 // sent advances snd_nxt by n packets.
 func (c *ccTest) sent(n int) {
-	c.t.Helper()
-	c.t.Logf("%v sent %d packets, snd_nxt %d", c.now, n, c.next+uint64(n))
-	for range n {
-		c.h.OnSend(c.now, c.next, 1000)
-		c.next++
-	}
-}
-
-func (c *ccTest) advance(d units.Time) {
-	c.now += d
-	c.t.Logf("advance %v to %v", d, c.now)
+	c.T.Helper()
+	c.Sent(n, 1000)
 }
 
 // ack delivers an ACK for packet seq carrying hops.
 func (c *ccTest) ack(seq uint64, hops ...wire.Hop) {
-	c.t.Helper()
-	c.t.Logf("%v ack %d, hops %+v", c.now, seq, hops)
-	c.h.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: 1000, AckedPackets: 1,
-		AckSeq: seq, NextSeq: c.next, Hops: hops})
+	c.T.Helper()
+	c.T.Logf("hops %+v", hops)
+	c.Feedback(cc.Feedback{Kind: cc.Ack, AckedBytes: 1000, AckedPackets: 1,
+		AckSeq: seq, NextSeq: c.Next, Hops: hops})
 }
 
 func (c *ccTest) wantWindow(reason string, want float64) {
-	c.t.Helper()
-	if got := c.h.Window(); math.Abs(float64(got)-want) > 1 {
-		c.t.Errorf("%s: window = %v, want %.1f B", reason, got, want)
-	}
+	c.T.Helper()
+	c.WantWindow(reason, want, 1)
 }
 
 func (c *ccTest) wantU(reason string, want float64) {
-	c.t.Helper()
+	c.T.Helper()
 	if got := c.h.Utilisation(); math.Abs(got-want) > 1e-9 {
-		c.t.Errorf("%s: U = %.9f, want %.9f", reason, got, want)
+		c.T.Errorf("%s: U = %.9f, want %.9f", reason, got, want)
 	}
 }
 
@@ -92,7 +80,7 @@ func TestFirstAckOnlyRecords(t *testing.T) {
 		t.Errorf("initial rate = %v, want line rate %v", got, testLine)
 	}
 	c.sent(10)
-	c.advance(testRTT)
+	c.Advance(testRTT)
 	c.ack(0, hop(100, 5_000_000, 500_000)) // a huge queue, but nothing to difference yet
 	c.wantWindow("first ACK has no previous record", testBDP)
 	c.wantU("first ACK leaves U", 1)
@@ -107,7 +95,7 @@ func TestMultiplicativeDecrease(t *testing.T) {
 	// One µs later the hop sent 12500 B (line rate) and still holds 12500 B of queue:
 	// "u' = min(qlen, L.qlen)/(B*T) + txRate/B" = 12500/125000 + 1 = 1.1, tau = 1 µs,
 	// "U = (1 - tau/T)*U + (tau/T)*u" = 0.9*1 + 0.1*1.1 = 1.01.
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(10, hop(1, 12500, 20000))
 	c.wantU("EWMA over one µs of ten", 1.01)
 	// "if U >= eta: W = W_c/(U/eta) + W_AI", W_AI = 0.0005*BDP = 62.5 B.
@@ -124,11 +112,11 @@ func TestFastReactUsesSameReference(t *testing.T) {
 	c.sent(10)
 	c.ack(0, hop(0, 0, 0)) // lastUpdateSeq = 10
 	c.sent(10)
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(10, hop(1, 12500, 12500)) // covers packet 10: reference update, Wc = W, lastUpdateSeq = 20
 	w1 := float64(c.h.Window())
 	// The next ACKs are of packets sent before the update: same signal, no compounding.
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(11, hop(2, 25000, 12500))
 	u := c.h.Utilisation()
 	c.wantWindow("fast react from Wc, not from W", w1/(u/0.95)+62.5)
@@ -147,11 +135,11 @@ func TestAdditiveThenMultiplicativeIncrease(t *testing.T) {
 	c.ack(0, hop(ts, tx, 0))
 	// Each RTT the hop carries 10% of line rate with no queue: u = 0.1, tau = T.
 	rtt := func() {
-		c.advance(testRTT)
+		c.Advance(testRTT)
 		ts += 10
 		tx += 12500
 		c.sent(1)
-		c.ack(c.next-2+1, hop(ts, tx, 0)) // covers the packet sent after the last update
+		c.ack(c.Next-2+1, hop(ts, tx, 0)) // covers the packet sent after the last update
 	}
 	rtt()
 	c.wantU("tau = T replaces U", 0.1)
@@ -173,7 +161,7 @@ func TestWindowFloor(t *testing.T) {
 	c := newTest(t, nil)
 	c.sent(2)
 	c.ack(0, hop(0, 0, 4_000_000_000))
-	c.advance(testRTT)
+	c.Advance(testRTT)
 	c.ack(2, hop(10, 125000, 4_000_000_000)) // a 32000-BDP queue: U = 32001
 	c.wantWindow("floor", 0.001*testBDP)
 	if c.h.Window() <= 0 || c.h.Rate() <= 0 {
@@ -186,7 +174,7 @@ func TestMaxOverHops(t *testing.T) {
 	c := newTest(t, nil)
 	c.sent(2)
 	c.ack(0, hop(0, 0, 0), hop(0, 0, 25000), hop(0, 0, 0))
-	c.advance(2 * units.Microsecond)
+	c.Advance(2 * units.Microsecond)
 	c.ack(2,
 		hop(2, 12500, 0),       // 50% busy: u' = 0.5
 		hop(4, 50000, 25000),   // 25000/125000 + 1 = 1.2 over 4 µs: the bottleneck
@@ -199,7 +187,7 @@ func TestTauCappedAtT(t *testing.T) {
 	c := newTest(t, nil)
 	c.sent(2)
 	c.ack(0, hop(0, 0, 0))
-	c.advance(5 * testRTT)
+	c.Advance(5 * testRTT)
 	c.ack(2, hop(50, 125000, 0)) // 20% utilisation over 5 T
 	c.wantU("tau capped at T", 0.2)
 }
@@ -212,7 +200,7 @@ func TestStaleHopSkipped(t *testing.T) {
 	c.ack(2, hop(3, 1000, 0))
 	c.wantU("no usable hop", 1)
 	c.wantWindow("no usable hop", testBDP)
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(3, hop(4, 10, 0)) // the switch restarted its counter
 	c.wantU("counter went backwards", 1)
 }
@@ -221,15 +209,15 @@ func TestTimeoutAndPathChangeReinitialise(t *testing.T) {
 	c := newTest(t, nil)
 	c.sent(2)
 	c.ack(0, hop(0, 0, 0))
-	c.h.OnTimeout(c.now)
+	c.h.OnTimeout(c.Now)
 	c.wantWindow("timeout keeps the window (lossless design, paper silent)", testBDP)
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(1, hop(1, 12500, 500000)) // would be U = 1.4: but only recorded after a timeout
 	c.wantU("first ACK after timeout records only", 1)
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(2, hop(2, 25000, 0), hop(2, 0, 0)) // two hops now: a new path
 	c.wantU("hop count change records only", 1)
-	c.h.OnLoss(c.now, 1000)
+	c.h.OnLoss(c.Now, 1000)
 	c.wantWindow("loss does not change the window", testBDP)
 }
 

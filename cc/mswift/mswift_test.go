@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
-// ccTest drives one MSwift flow the way x/net/quic's congestion_reno_test.go drives
-// Reno: a fixed start time, a log line per event, and want* checks.
+// ccTest drives one MSwift flow through cctest.Flow (x/net/quic's congestion-test
+// style: a fixed start time, a log line per event, and want* checks).
 type ccTest struct {
-	t   *testing.T
-	m   *MSwift
-	now units.Time
+	*cctest.Flow
+	m *MSwift
 }
 
 // paperEnv is htsim's setting as the paper used it: 100 Gbps, 4000 B packets.
@@ -35,28 +35,19 @@ func newTest(t *testing.T, def func() *Params, edit func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, m: m, now: units.Second}
-}
-
-func (c *ccTest) advance(d units.Time) {
-	c.t.Helper()
-	c.now += d
-	c.t.Logf("advance %v -> %v", d, c.now)
+	return &ccTest{Flow: cctest.New(t, m, units.Second), m: m}
 }
 
 // ack delivers an ACK of one new packet with RTT rtt.
 func (c *ccTest) ack(rtt units.Time) {
-	c.t.Helper()
-	fb := cc.Feedback{Kind: cc.Ack, AckedPackets: 1, AckedBytes: 4000, RTT: rtt}
-	c.m.OnFeedback(c.now, &fb)
-	c.t.Logf("acked rtt=%v -> median %v cwnd %.4f", rtt, units.Time(c.m.lastMedian), c.m.cwnd)
+	c.T.Helper()
+	c.Feedback(cc.Feedback{Kind: cc.Ack, AckedPackets: 1, AckedBytes: 4000, RTT: rtt})
+	c.T.Logf("median %v cwnd %.4f", units.Time(c.m.lastMedian), c.m.cwnd)
 }
 
 func (c *ccTest) wantCwnd(why string, want float64) {
-	c.t.Helper()
-	if got := c.m.Cwnd(); math.Abs(got-want) > 1e-9*math.Max(1, want) {
-		c.t.Errorf("%s: cwnd = %.6f packets, want %.6f", why, got, want)
-	}
+	c.T.Helper()
+	c.WantCwnd(why, want, 1e-9)
 }
 
 // spec mswift.md §3.9: "median([10, 10, 50]) = 10", "median([50, 50, 10]) = 50",
@@ -149,7 +140,7 @@ func TestControlLaw(t *testing.T) {
 		c := newTest(t, DefaultParams, flat)
 		c.ack(50 * units.Microsecond) // median 50: MD (first decrease allowed at once)
 		c.wantCwnd("first sample above target", 50*0.52)
-		c.advance(100 * units.Microsecond) // > srtt: decrease allowed again
+		c.Advance(100 * units.Microsecond) // > srtt: decrease allowed again
 		c.ack(50 * units.Microsecond)
 		c.ack(10 * units.Microsecond) // median(50, 50, 10) = 50, but within an RTT: no change
 		c.wantCwnd("within an RTT of the decrease", 50*0.52*0.52)
@@ -167,7 +158,7 @@ func TestControlLaw(t *testing.T) {
 		}{{"mswift", DefaultParams, false}, {"lswift", DefaultLSwiftParams, true}} {
 			c := newTest(t, tc.def, flat)
 			for i := 0; i < 40; i++ {
-				c.advance(5 * units.Microsecond)
+				c.Advance(5 * units.Microsecond)
 				if i%4 == 3 {
 					c.ack(60 * units.Microsecond)
 				} else {
@@ -184,8 +175,8 @@ func TestControlLaw(t *testing.T) {
 		a := newTest(t, DefaultLSwiftParams, flat)
 		b := newTest(t, DefaultParams, func(p *Params) { flat(p); p.History, p.HistConst = HistoryConst, 1 })
 		for i, rtt := range []units.Time{10, 30, 12, 60, 8, 25, 25, 9, 70, 11} {
-			a.advance(7 * units.Microsecond)
-			b.advance(7 * units.Microsecond)
+			a.Advance(7 * units.Microsecond)
+			b.Advance(7 * units.Microsecond)
 			a.ack(rtt * units.Microsecond)
 			b.ack(rtt * units.Microsecond)
 			if a.m.Cwnd() != b.m.Cwnd() {
@@ -222,7 +213,7 @@ func TestBelowOnePacket(t *testing.T) {
 func TestLossAndTimeout(t *testing.T) {
 	c := newTest(t, DefaultParams, flat)
 	for i := 0; i < 4; i++ {
-		c.m.OnLoss(c.now, 4000)
+		c.m.OnLoss(c.Now, 4000)
 		c.ack(10 * units.Microsecond) // an ACK of new data in between: runs stay short
 	}
 	if c.m.Cwnd() < 50 {
@@ -230,21 +221,21 @@ func TestLossAndTimeout(t *testing.T) {
 	}
 	before := c.m.Cwnd()
 	for i := 0; i < 5; i++ {
-		c.m.OnLoss(c.now, 4000)
+		c.m.OnLoss(c.Now, 4000)
 	}
 	c.wantCwnd("a run of 5 lost packets", before/2)
 
 	s := newTest(t, DefaultParams, func(p *Params) { flat(p); p.LazyRun = 1 })
-	s.m.OnLoss(s.now, 4000)
+	s.m.OnLoss(s.Now, 4000)
 	s.wantCwnd("LazyRun 1 (Swift): any loss", 25)
 
 	r := newTest(t, DefaultParams, flat)
 	for i := 0; i < 4; i++ {
-		r.advance(20 * units.Microsecond)
-		r.m.OnTimeout(r.now)
+		r.Advance(20 * units.Microsecond)
+		r.m.OnTimeout(r.Now)
 	}
 	r.wantCwnd("four timeouts an RTT apart", 50.0/16)
-	r.m.OnTimeout(r.now)
+	r.m.OnTimeout(r.Now)
 	r.wantCwnd("fifth consecutive timeout: min_cwnd", 0.0025)
 	if r.m.Rate() == 0 {
 		t.Error("cwnd 0.0025: Rate = 0, want pacing")

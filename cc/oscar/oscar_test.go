@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
-// ccTest drives one OSCAR flow the way x/net/quic's congestion_reno_test.go drives
-// Reno: a fixed start time, a log line per event, and want* checks.
+// ccTest drives one OSCAR flow through cctest.Flow (x/net/quic's congestion-test
+// style: a fixed start time, a log line per event, and want* checks).
 type ccTest struct {
-	t   *testing.T
-	o   *Oscar
-	now units.Time
+	*cctest.Flow
+	o *Oscar
 }
 
 // paperEnv is the paper's setting (spec §2.2): 100 Gbps, 12 µs base RTT, so BDP_base =
@@ -33,22 +33,21 @@ func newTest(t *testing.T, edit func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, o: o, now: units.Second}
+	return &ccTest{Flow: cctest.New(t, o, units.Second), o: o}
 }
 
 // ack delivers the ACK of a packet sent at sent, with its RTT and echoed in-flight.
 func (c *ccTest) ack(sent, rtt units.Time, inflight units.Bytes) {
-	c.t.Helper()
-	c.now = max(c.now, sent+rtt)
-	fb := cc.Feedback{Kind: cc.Ack, AckedPackets: 1, AckedBytes: 1000, SendTime: sent, RTT: rtt, InflightEcho: inflight}
-	c.o.OnFeedback(c.now, &fb)
-	c.t.Logf("acked sent=%v rtt=%v infl=%v -> u %.5f", sent, rtt, inflight, c.o.u)
+	c.T.Helper()
+	c.Now = max(c.Now, sent+rtt)
+	c.Feedback(cc.Feedback{Kind: cc.Ack, AckedPackets: 1, AckedBytes: 1000, SendTime: sent, RTT: rtt, InflightEcho: inflight})
+	c.T.Logf("sent=%v infl=%v -> u %.5f", sent, inflight, c.o.u)
 }
 
 // batch feeds one batch of n packets sent evenly over τ = 6 µs after from, all with the
 // same delay and in-flight, and returns the send time that closed it.
 func (c *ccTest) batch(from units.Time, n int, delay units.Time, infl units.Bytes) units.Time {
-	c.t.Helper()
+	c.T.Helper()
 	var s units.Time
 	for i := 1; i <= n; i++ {
 		s = from + units.Time(i)*6*units.Microsecond/units.Time(n)
@@ -58,9 +57,9 @@ func (c *ccTest) batch(from units.Time, n int, delay units.Time, infl units.Byte
 }
 
 func (c *ccTest) wantU(why string, want float64) {
-	c.t.Helper()
+	c.T.Helper()
 	if got := c.o.Ratio(); math.Abs(got-want) > 1e-9 {
-		c.t.Errorf("%s: u = %.6f, want %.6f", why, got, want)
+		c.T.Errorf("%s: u = %.6f, want %.6f", why, got, want)
 	}
 }
 
@@ -270,8 +269,8 @@ func BenchmarkOnFeedback(b *testing.B) {
 // spec §2.10 / A19: "no CC reaction to loss"; OSCAR reacts to the delay a loss causes.
 func TestLossAndTimeout(t *testing.T) {
 	c := newTest(t, func(p *Params) { p.InitRatio = 0.5 })
-	c.o.OnLoss(c.now, 1000)
-	c.o.OnTimeout(c.now)
+	c.o.OnLoss(c.Now, 1000)
+	c.o.OnTimeout(c.Now)
 	c.wantU("loss and timeout leave u alone", 0.5)
 	if c.o.Deadline() != units.Never {
 		t.Error("OSCAR wants no timer: batches close on ACK send times")

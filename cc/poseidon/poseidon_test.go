@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
-// ccTest drives one Poseidon flow the way x/net/quic's congestion_reno_test.go drives
-// Reno: a fixed start time, a log line per event, and want* checks.
+// ccTest drives one Poseidon flow through cctest.Flow (x/net/quic's congestion-test
+// style: a fixed start time, a log line per event, and want* checks).
 type ccTest struct {
-	t   *testing.T
-	f   *Poseidon
-	now units.Time
+	*cctest.Flow
+	f *Poseidon
 }
 
 // paperEnv is the spec's test-vector setting (§2.11): 200 Gbps, 4096 B MTU.
@@ -33,13 +33,7 @@ func newTest(t *testing.T, env cc.Env, edit func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, f: f, now: 1 * units.Second}
-}
-
-func (c *ccTest) advance(d units.Time) {
-	c.t.Helper()
-	c.now += d
-	c.t.Logf("advance %v -> %v", d, c.now)
+	return &ccTest{Flow: cctest.New(t, f, 1*units.Second), f: f}
 }
 
 type ackOpt func(*cc.Feedback)
@@ -53,32 +47,30 @@ func noINT() ackOpt                      { return func(fb *cc.Feedback) { fb.Has
 
 // ack delivers one ACK of one new packet (rtt 10µs, MPD 0 unless overridden).
 func (c *ccTest) ack(opts ...ackOpt) {
-	c.t.Helper()
+	c.T.Helper()
 	fb := cc.Feedback{Kind: cc.Ack, AckedPackets: 1, AckedBytes: 4096, RTT: 10 * units.Microsecond, HasMPD: true}
 	for _, o := range opts {
 		o(&fb)
 	}
-	c.f.OnFeedback(c.now, &fb)
-	c.t.Logf("acked rtt=%v mpd=%v(int=%v) -> cwnd %.5f", fb.RTT, fb.MPD, fb.HasMPD, c.f.cwnd)
+	c.T.Logf("mpd=%v(int=%v)", fb.MPD, fb.HasMPD)
+	c.Feedback(fb)
 }
 
 func (c *ccTest) timeout() {
-	c.t.Helper()
-	c.f.OnTimeout(c.now)
-	c.t.Logf("timeout -> cwnd %.5f", c.f.cwnd)
+	c.T.Helper()
+	c.f.OnTimeout(c.Now)
+	c.T.Logf("timeout -> cwnd %.5f", c.f.cwnd)
 }
 
 func (c *ccTest) loss() {
-	c.t.Helper()
-	c.f.OnLoss(c.now, 4096)
-	c.t.Logf("loss -> cwnd %.5f", c.f.cwnd)
+	c.T.Helper()
+	c.f.OnLoss(c.Now, 4096)
+	c.T.Logf("loss -> cwnd %.5f", c.f.cwnd)
 }
 
 func (c *ccTest) wantCwnd(why string, want float64) {
-	c.t.Helper()
-	if got := c.f.Cwnd(); math.Abs(got-want) > 1e-4*math.Max(1, want) {
-		c.t.Errorf("%s: cwnd = %.5f packets, want %.5f", why, got, want)
-	}
+	c.T.Helper()
+	c.WantCwnd(why, want, 1e-4)
 }
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
@@ -155,10 +147,10 @@ func TestReceiveACK(t *testing.T) {
 		c.ack(withMPD(58 * 256))
 		c.wantCwnd("first decrease allowed at once", 7.5023)
 		// Alg. 1 l.7: "if now - t_last_decrease > rtt then cwnd <- cwnd * update_ratio"
-		c.advance(10 * units.Microsecond)
+		c.Advance(10 * units.Microsecond)
 		c.ack(withMPD(58 * 256))
 		c.wantCwnd("mpd > mpt within an RTT of the last decrease: no change", 7.5023)
-		c.advance(1)
+		c.Advance(1)
 		c.ack(withMPD(58 * 256))
 		if c.f.Cwnd() >= 7.5023 {
 			t.Errorf("one RTT after the decrease cwnd = %.4f, want a further decrease", c.f.Cwnd())
@@ -230,13 +222,13 @@ func TestLossAndTimeout(t *testing.T) {
 	c.loss()
 	c.wantCwnd("second loss within an RTT: unchanged (spec A10)", start/2)
 	for i := 0; i < 3; i++ {
-		c.advance(11 * units.Microsecond)
+		c.Advance(11 * units.Microsecond)
 		c.timeout()
 	}
 	c.wantCwnd("three timeouts, each an RTT apart", start/16)
-	c.advance(11 * units.Microsecond)
+	c.Advance(11 * units.Microsecond)
 	c.timeout()
-	c.advance(11 * units.Microsecond)
+	c.Advance(11 * units.Microsecond)
 	// Alg. 2 l.3: "if retransmit_count >= RETX_RESET_THRESHOLD then cwnd' <- min_cwnd"
 	c.timeout()
 	c.wantCwnd("fifth consecutive timeout resets to min_cwnd", 0.001)
@@ -247,11 +239,11 @@ func TestLossAndTimeout(t *testing.T) {
 	// spec A9: "reset retransmit_count on ACKs of new data".
 	c2 := newTest(t, paperEnv(), func(p *Params) { p.InitCwnd = 16 })
 	for i := 0; i < 4; i++ {
-		c2.advance(11 * units.Microsecond)
+		c2.Advance(11 * units.Microsecond)
 		c2.timeout()
 	}
 	c2.ack(withMPD(40 * units.Microsecond)) // no increase, and within an RTT: unchanged
-	c2.advance(11 * units.Microsecond)
+	c2.Advance(11 * units.Microsecond)
 	c2.timeout()
 	c2.wantCwnd("ACK of new data reset the timeout count", 0.5)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 	"reef/wire"
 )
@@ -22,14 +23,11 @@ const (
 
 var testEnv = cc.Env{MSS: 1000, PacketSize: 1054, LineRate: testLine, BaseRTT: testTau}
 
-// ccTest drives one flow of either variant in the style of x/net/quic's
-// congestion_reno_test.go: a fixed start time, a log of every step, checks in between.
+// ccTest drives one flow of either variant through cctest.Flow (x/net/quic's
+// congestion-test style: a fixed start time, a log of every step, checks in between).
 type ccTest struct {
-	t    *testing.T
-	alg  cc.Algorithm
-	w    *window
-	now  units.Time
-	next uint64 // snd_nxt (packet number)
+	*cctest.Flow
+	w *window
 }
 
 func newINT(t *testing.T) (*ccTest, *PowerTCP) {
@@ -43,7 +41,7 @@ func newINTWith(t *testing.T, p Params) (*ccTest, *PowerTCP) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, alg: c, w: &c.window, now: units.Millisecond}, c
+	return &ccTest{Flow: cctest.New(t, c, units.Millisecond), w: &c.window}, c
 }
 
 func newTheta(t *testing.T) (*ccTest, *Theta) {
@@ -52,41 +50,31 @@ func newTheta(t *testing.T) (*ccTest, *Theta) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, alg: c, w: &c.window, now: units.Millisecond}, c
+	return &ccTest{Flow: cctest.New(t, c, units.Millisecond), w: &c.window}, c
 }
 
 func (c *ccTest) sent(n int) {
-	c.t.Helper()
-	c.t.Logf("%v sent %d packets under cwnd %.1f, snd_nxt %d", c.now, n, c.w.cwnd, c.next+uint64(n))
-	for range n {
-		c.alg.OnSend(c.now, c.next, 1000)
-		c.next++
-	}
-}
-
-func (c *ccTest) advance(d units.Time) {
-	c.now += d
-	c.t.Logf("advance %v to %v", d, c.now)
+	c.T.Helper()
+	c.T.Logf("cwnd %.1f", c.w.cwnd)
+	c.Sent(n, 1000)
 }
 
 func (c *ccTest) ack(seq uint64, rtt units.Time, hops ...wire.Hop) {
-	c.t.Helper()
-	c.t.Logf("%v ack %d rtt %v hops %+v", c.now, seq, rtt, hops)
-	c.alg.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: 1000, AckedPackets: 1,
-		AckSeq: seq, NextSeq: c.next, RTT: rtt, Hops: hops})
+	c.T.Helper()
+	c.T.Logf("hops %+v", hops)
+	c.Feedback(cc.Feedback{Kind: cc.Ack, AckedBytes: 1000, AckedPackets: 1,
+		AckSeq: seq, NextSeq: c.Next, RTT: rtt, Hops: hops})
 }
 
 func (c *ccTest) wantWindow(reason string, want float64) {
-	c.t.Helper()
-	if got := float64(c.alg.Window()); math.Abs(got-want) > 1 {
-		c.t.Errorf("%s: window = %.0f B, want %.1f B", reason, got, want)
-	}
+	c.T.Helper()
+	c.WantWindow(reason, want, 1)
 }
 
 func (c *ccTest) wantPower(reason string, want float64) {
-	c.t.Helper()
+	c.T.Helper()
 	if got := c.w.smooth; math.Abs(got-want) > 1e-9 {
-		c.t.Errorf("%s: Γ_smooth = %.9f, want %.9f", reason, got, want)
+		c.T.Errorf("%s: Γ_smooth = %.9f, want %.9f", reason, got, want)
 	}
 }
 
@@ -99,7 +87,7 @@ func TestINTFirstAckOnlyRecords(t *testing.T) {
 	// spec oscar.md §4.2 (artifact): "Initial cwnd = BDP_base; pacing enabled".
 	c, _ := newINT(t)
 	c.wantWindow("initial window is one BDP", testBDP)
-	if got := c.alg.Rate(); got != testLine {
+	if got := c.Alg.Rate(); got != testLine {
 		t.Errorf("initial rate = %v, want %v", got, testLine)
 	}
 	c.sent(2)
@@ -119,11 +107,11 @@ func TestINTPowerVector(t *testing.T) {
 	c.ack(0, 0, hop(0, 0, 0))
 	// In 1 µs the hop sent 12500 B (line rate) and its queue grew by 12500 B: λ = 2·B,
 	// Γ_norm = 2·(12500 + 125000)/125000 = 2.2; Γ_smooth = 0.9·1 + 0.1·2.2 = 1.12.
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(1, 0, hop(1000, 12500, 12500))
 	c.wantPower("EWMA over 1 µs of 10", 1.12)
 	c.wantWindow("MD from the send-time window", 0.9*(testBDP/1.12+testBeta)+0.1*testBDP)
-	if got, want := float64(c.alg.Rate()), float64(c.alg.Window())*8e9/float64(testTau); math.Abs(got-want) > 1e6 { // Window is truncated to whole bytes
+	if got, want := float64(c.Alg.Rate()), float64(c.Alg.Window())*8e9/float64(testTau); math.Abs(got-want) > 1e6 { // Window is truncated to whole bytes
 		t.Errorf("rate = %.0f, want cwnd/τ = %.0f", got, want)
 	}
 }
@@ -134,7 +122,7 @@ func TestINTIdealPointHolds(t *testing.T) {
 	c.sent(20)
 	c.ack(0, 0, hop(0, 0, 0))
 	for i := range 10 {
-		c.advance(units.Microsecond)
+		c.Advance(units.Microsecond)
 		c.ack(uint64(i+1), 0, hop(int64(i+1)*1000, uint64(i+1)*12500, 0))
 	}
 	c.wantPower("λ = B, q = 0", 1)
@@ -149,15 +137,15 @@ func TestINTUsesSendTimeWindow(t *testing.T) {
 	p.cwnd = 50000
 	c.sent(1) // packet 1 under cwnd = 50000
 	c.ack(0, 0, hop(0, 0, 0))
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(0, 0, hop(1000, 12500, 0)) // Γ = 1
 	c.wantWindow("old = 125000, cwnd = 50000", 0.9*(testBDP+testBeta)+0.1*50000)
 	p.cwnd = 50000
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(1, 0, hop(2000, 25000, 0))
 	c.wantWindow("old = 50000: additive increase of 0.9·β", 0.9*(50000+testBeta)+0.1*50000)
 	p.cwnd = 60000
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(999, 0, hop(3000, 37500, 0))
 	c.wantWindow("unknown packet: old = current cwnd", 60000+0.9*testBeta)
 }
@@ -168,14 +156,14 @@ func TestINTMultiplicativeIncreaseAndFloor(t *testing.T) {
 	c.sent(2)
 	c.ack(0, 0, hop(0, 0, 0))
 	// Over τ the hop ran at 10% with no queue: Γ_norm = 0.1 replaces Γ_smooth.
-	c.advance(testTau)
+	c.Advance(testTau)
 	c.ack(1, 0, hop(10000, 12500, 0))
 	c.wantPower("Dt = τ", 0.1)
 	c.wantWindow("MI by 1/Γ", 0.9*(5000/0.1+testBeta)+0.1*5000)
 	// Now a 100-BDP queue builds over τ: Γ_norm ≈ 20000 and only β and the (1−γ) term
 	// are left of the window.
-	w := float64(c.alg.Window())
-	c.advance(testTau)
+	w := float64(c.Alg.Window())
+	c.Advance(testTau)
 	c.ack(1, 0, hop(20000, 12500+12500000, 12500000))
 	s := (12500000.0/10000 + 12500000.0/10000) * (12500000 + 125000) / (12.5 * 12.5 * 10000)
 	c.wantPower("Dt = τ", s)
@@ -189,9 +177,9 @@ func TestINTDrainingQueueCountsAsZero(t *testing.T) {
 	c, _ := newINT(t)
 	c.sent(3)
 	c.ack(0, 0, hop(0, 0, 0))
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(1, 0, hop(1000, 12500, 12500)) // Γ_norm = 2.2 (see TestINTPowerVector)
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(2, 0, hop(2000, 12500, 0)) // idle and drained: λ = −12.5 B/ns → 0
 	c.wantPower("λ < 0 is power 0, weighted by its Δt", (0.9*1+0.1*2.2)*0.9)
 }
@@ -204,7 +192,7 @@ func TestINTWindowFloor(t *testing.T) {
 	c, _ := newINTWith(t, p)
 	c.sent(2)
 	c.ack(0, 0, hop(0, 0, 0))
-	c.advance(testTau)
+	c.Advance(testTau)
 	c.ack(1, 0, hop(10000, 12500+12500000, 12500000))
 	c.wantWindow("floor", 0.001*testBDP)
 }
@@ -214,18 +202,18 @@ func TestINTMaxOverHops(t *testing.T) {
 	c, _ := newINT(t)
 	c.sent(2)
 	c.ack(0, 0, hop(0, 0, 0), hop(0, 0, 0))
-	c.advance(2 * units.Microsecond)
+	c.Advance(2 * units.Microsecond)
 	c.ack(1, 0,
 		hop(1000, 6250, 0),     // 50%: Γ = 0.5
 		hop(2000, 25000, 5000)) // λ = 15 B/ns over 2 µs: Γ = 15·130000/1562500
 	c.wantPower("bottleneck hop, its own Dt", 0.8*1+0.2*1.248)
-	w := float64(c.alg.Window())
+	w := float64(c.Alg.Window())
 	c.ack(1, 0, hop(3000, 37500, 0)) // one hop now: recorded only
 	c.wantPower("hop count change", 0.8*1+0.2*1.248)
-	c.alg.OnTimeout(c.now)
+	c.Alg.OnTimeout(c.Now)
 	c.ack(1, 0, hop(4000, 37500, 900000))
 	c.wantPower("first ACK after timeout records only", 0.8*1+0.2*1.248)
-	c.alg.OnLoss(c.now, 1000)
+	c.Alg.OnLoss(c.Now, 1000)
 	c.wantWindow("loss and timeout keep the window", w)
 }
 
@@ -238,13 +226,13 @@ func TestThetaVector(t *testing.T) {
 	c.ack(0, 10*units.Microsecond) // lastUpdated = 10
 	c.wantWindow("first ACK records only", testBDP)
 	// 1 µs later the RTT is 12 µs: θ̇ = 2, Γ_norm = 3·12/10 = 3.6, Γ_smooth = 0.9 + 0.36.
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(1, 12*units.Microsecond)
 	c.wantPower("EWMA over 1 µs", 1.26)
 	c.wantWindow("no update before an RTT has passed", testBDP)
 	// 1 µs later the RTT is flat at 12 µs: Γ_norm = 1.2.
 	c.sent(1)
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(10, 12*units.Microsecond)
 	c.wantPower("flat RTT above τ", 0.9*1.26+0.1*1.2)
 	s := 0.9*1.26 + 0.1*1.2
@@ -254,8 +242,8 @@ func TestThetaVector(t *testing.T) {
 func TestThetaEdges(t *testing.T) {
 	c, th := newTheta(t)
 	c.sent(2)
-	c.alg.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, RTT: 15 * units.Microsecond,
-		Turnaround: 5 * units.Microsecond, NextSeq: c.next})
+	c.Alg.OnFeedback(c.Now, &cc.Feedback{Kind: cc.Ack, RTT: 15 * units.Microsecond,
+		Turnaround: 5 * units.Microsecond, NextSeq: c.Next})
 	if th.prevRTT != 10*units.Microsecond {
 		t.Errorf("RTT sample = %v, want RTT − turnaround = 10µs", th.prevRTT)
 	}
@@ -264,14 +252,14 @@ func TestThetaEdges(t *testing.T) {
 	c.ack(0, 0)
 	c.wantPower("no RTT sample", 1)
 	// The RTT falls by 5 µs in 1 µs: θ̇ + 1 = −4, floored at 0 → Γ_norm = 0.
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(0, 5*units.Microsecond)
 	c.wantPower("gradient floored at 0", 0.9)
-	c.alg.OnTimeout(c.now)
-	c.advance(units.Microsecond)
+	c.Alg.OnTimeout(c.Now)
+	c.Advance(units.Microsecond)
 	c.ack(1, 50*units.Microsecond)
 	c.wantPower("first ACK after timeout records only", 0.9)
-	c.alg.OnFeedback(c.now, &cc.Feedback{Kind: cc.CNP})
+	c.Alg.OnFeedback(c.Now, &cc.Feedback{Kind: cc.CNP})
 	c.wantWindow("CNP ignored, window kept", testBDP)
 }
 

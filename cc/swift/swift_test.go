@@ -6,17 +6,17 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
 const mss = 1000
 
-// ccTest drives one Swift instance in the style of x/net/quic's congestion tests: a
-// fixed clock, logged events and expectations on the window.
+// ccTest drives one Swift instance through cctest.Flow (x/net/quic's congestion-test
+// style: a fixed clock, logged events and expectations on the window).
 type ccTest struct {
-	t   *testing.T
-	s   *Swift
-	now units.Time
+	*cctest.Flow
+	s *Swift
 }
 
 func newTest(t *testing.T, cwnd float64, mod func(*Params)) *ccTest {
@@ -30,26 +30,19 @@ func newTest(t *testing.T, cwnd float64, mod func(*Params)) *ccTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, s: s, now: units.Second}
-}
-
-func (c *ccTest) advance(d units.Time) {
-	c.now += d
-	c.t.Logf("advance %v → %v", d, c.now)
+	return &ccTest{Flow: cctest.New(t, s, units.Second), s: s}
 }
 
 // ack delivers an ACK of pkts packets whose fabric delay (and RTT) is delay.
 func (c *ccTest) ack(pkts int, delay units.Time) {
-	c.t.Logf("acked %d pkts, delay %v", pkts, delay)
-	c.s.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: units.Bytes(pkts * mss), AckedPackets: pkts,
+	c.T.Helper()
+	c.Feedback(cc.Feedback{Kind: cc.Ack, AckedBytes: units.Bytes(pkts * mss), AckedPackets: pkts,
 		RTT: delay, FabricDelay: delay})
 }
 
 func (c *ccTest) wantCwnd(why string, want float64) {
-	c.t.Helper()
-	if got := c.s.Cwnd(); math.Abs(got-want) > 1e-9*max(1, want) {
-		c.t.Errorf("%s: cwnd = %.6f pkts, want %.6f", why, got, want)
-	}
+	c.T.Helper()
+	c.WantCwnd(why, want, 1e-9)
 }
 
 func TestTarget(t *testing.T) {
@@ -116,10 +109,10 @@ func TestMultiplicativeDecrease(t *testing.T) {
 	c.wantCwnd("delay 2× target: factor 1 − 0.8·25/50 = 0.6", 60)
 	// "can_decrease = (now - t_last_decrease) >= rtt": the RTT is now ≈ 15µs (EWMA of
 	// 10µs and 50µs); a second ACK in the same RTT does not decrease again.
-	c.advance(units.Microsecond)
+	c.Advance(units.Microsecond)
 	c.ack(1, 50*units.Microsecond)
 	c.wantCwnd("at most one decrease per RTT", 60)
-	c.advance(100 * units.Microsecond)
+	c.Advance(100 * units.Microsecond)
 	c.ack(1, 200*units.Microsecond) // srtt ≈ 42µs < 101µs since the last decrease
 	// Target at cwnd 60 ≈ 25.95µs: 1 − 0.8·174/200 = 0.30 is bounded by 1 − max_mdf = 0.5.
 	c.wantCwnd("huge overshoot: decrease bounded by max_mdf", 30)
@@ -133,22 +126,22 @@ func TestLossAndTimeout(t *testing.T) {
 	// spec poseidon.md §4.2 (reconstructed): "On fast recovery: retransmit_cnt <- 0; if
 	// can_decrease then cwnd <- (1 - max_mdf) * cwnd"
 	c := newTest(t, 40, nil)
-	c.s.OnLoss(c.now, mss)
+	c.s.OnLoss(c.Now, mss)
 	c.wantCwnd("loss halves", 20)
-	c.s.OnLoss(c.now, mss)
+	c.s.OnLoss(c.Now, mss)
 	c.wantCwnd("a second loss in the same RTT does not", 20)
 	// "On retransmit timeout: retransmit_cnt++; if retransmit_cnt >=
 	// RETX_RESET_THRESHOLD then cwnd <- min_cwnd else if can_decrease then cwnd <-
 	// (1 - max_mdf) * cwnd"
 	want := 20.0
 	for i := 1; i < 5; i++ {
-		c.advance(units.Millisecond)
-		c.s.OnTimeout(c.now)
+		c.Advance(units.Millisecond)
+		c.s.OnTimeout(c.Now)
 		want /= 2
 		c.wantCwnd("timeout below the reset threshold halves", want)
 	}
-	c.advance(units.Millisecond)
-	c.s.OnTimeout(c.now)
+	c.Advance(units.Millisecond)
+	c.s.OnTimeout(c.Now)
 	c.wantCwnd("fifth consecutive timeout resets to min_cwnd", 0.001)
 	if w := c.s.Window(); w >= mss {
 		t.Errorf("window %dB at cwnd 0.001: want below one MSS so the transport paces", w)
@@ -156,13 +149,13 @@ func TestLossAndTimeout(t *testing.T) {
 	// An ACK resets the count: four more timeouts do not reset the window.
 	c = newTest(t, 40, nil)
 	for i := 0; i < 4; i++ {
-		c.advance(units.Millisecond)
-		c.s.OnTimeout(c.now)
+		c.Advance(units.Millisecond)
+		c.s.OnTimeout(c.Now)
 	}
 	c.ack(0, 100*units.Microsecond) // MD in this RTT? cwnd 2.5 target ≈ 43µs
 	before := c.s.Cwnd()
-	c.advance(units.Millisecond)
-	c.s.OnTimeout(c.now)
+	c.Advance(units.Millisecond)
+	c.s.OnTimeout(c.Now)
 	c.wantCwnd("after an ACK the fifth timeout only halves", before/2)
 }
 
@@ -183,7 +176,7 @@ func TestRTTSignal(t *testing.T) {
 		want  float64
 	}{{"fabric", 100 + 1.0/100}, {"rtt", 60}} {
 		c := newTest(t, 100, func(p *Params) { p.Delay = tc.delay })
-		c.s.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, RTT: 50 * units.Microsecond,
+		c.s.OnFeedback(c.Now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, RTT: 50 * units.Microsecond,
 			FabricDelay: 10 * units.Microsecond})
 		c.wantCwnd("delay signal "+tc.delay, tc.want)
 	}
@@ -242,8 +235,8 @@ func TestPLB(t *testing.T) {
 	// consecutive rounds in which ≥ half the ACKs saw delay ≥ target, move the flow.
 	c := newTest(t, 100, func(p *Params) { p.PLB = true })
 	round := func(seq uint64, delay units.Time) {
-		c.advance(100 * units.Microsecond)
-		c.s.OnFeedback(c.now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckSeq: seq, NextSeq: seq + 1,
+		c.Advance(100 * units.Microsecond)
+		c.s.OnFeedback(c.Now, &cc.Feedback{Kind: cc.Ack, AckedBytes: mss, AckSeq: seq, NextSeq: seq + 1,
 			RTT: delay, FabricDelay: delay})
 	}
 	for i := uint64(0); i < 4; i++ {
@@ -263,7 +256,7 @@ func TestPLB(t *testing.T) {
 	if !c.s.Repath() || c.s.Repath() {
 		t.Error("the fifth consecutive congested round must ask for exactly one repath")
 	}
-	c.s.OnTimeout(c.now)
+	c.s.OnTimeout(c.Now)
 	if !c.s.Repath() {
 		t.Error("a timeout must ask for a repath")
 	}
