@@ -160,4 +160,3 @@ func PacketSockets(pid int) (int, error) {
 	}
 	return max(n, 0), nil
 }
-

@@ -5,9 +5,12 @@
 package testenv
 
 import (
+	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // InCI reports whether the tests run in CI (the CI variable is "true").
@@ -49,3 +52,20 @@ func RequireProgram(t testing.TB, names ...string) string {
 
 // Short reports whether long integration tests should be cut down (go test -short).
 func Short() bool { return testing.Short() }
+
+// RequireDocker needs a Docker engine answering on /var/run/docker.sock (or the unix
+// socket $DOCKER_HOST names) and root (the tests plumb veths into containers).
+func RequireDocker(t testing.TB) {
+	t.Helper()
+	RequireRoot(t)
+	sock := "/var/run/docker.sock"
+	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
+		sock = h
+	}
+	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+	if err != nil {
+		missing(t, "a Docker engine on "+sock)
+		return
+	}
+	c.Close()
+}

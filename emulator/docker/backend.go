@@ -1,0 +1,55 @@
+package docker
+
+import (
+	"context"
+	"path/filepath"
+
+	"reef/emulator"
+	"reef/emulator/netns"
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
+)
+
+// BackendName is the Docker backend's registered name.
+const BackendName = "docker"
+
+func init() { emulator.Register(Backend{}) }
+
+// Backend runs scenarios on Docker containers. It is netns.Backend with its lab
+// lifecycle swapped for Up and Down here: the host daemons, captures, switch samples and
+// results are the netns run logic, working on the containers' namespaces (mounted under
+// the netns names). hostd runs from the machine's binary in the host container's
+// network namespace (not its mount namespace), exactly as on netns.
+type Backend struct {
+	// Netns tunes the shared run logic (hostd binary, lead, workers, switchd flags).
+	Netns netns.Backend
+	// Images tunes the containers (host images); its netns.Options part is ignored in
+	// favour of Run.Up.
+	Images Options
+}
+
+// Name returns "docker".
+func (Backend) Name() string { return BackendName }
+
+// Run executes sc on p in containers; see netns.Backend.Run.
+func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
+	nb := b.Netns
+	if nb.Up.Switchd == "" {
+		// prepareRun would otherwise find (or build) a switchd for the machine; the
+		// containers run the image's.
+		if dir, err := StaticBinaries(); err == nil {
+			nb.Up.Switchd = filepath.Join(dir, "switchd")
+		}
+	}
+	img := b.Images
+	nb.Lifecycle = netns.Lifecycle{
+		Name: BackendName,
+		Up: func(ctx context.Context, p *plan.Plan, o netns.Options) (*netns.Lab, error) {
+			img.Options = o
+			return Up(ctx, p, img)
+		},
+		Down: Down,
+	}
+	return nb.Run(ctx, p, sc, opts)
+}

@@ -1,0 +1,127 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"reef/emulator/netns"
+	"reef/emulator/plan"
+	"reef/emulator/topo"
+	"reef/internal/testenv"
+)
+
+// three hosts on two switches.
+const smallTopo = `name: %s
+defaults: {rate: %s, delay: 10us, buffer: 200KB, mtu: 1500}
+nodes:
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+  - {name: h3, kind: host}
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+links:
+  - [h1, s1]
+  - [h2, s1]
+  - [s1, s2]
+  - [h3, s2]
+`
+
+func labName(prefix string) string { return fmt.Sprintf("%s%05x", prefix, rand.Uint32()&0xfffff) }
+
+func planFor(t testing.TB, lab, rate string) *plan.Plan {
+	t.Helper()
+	tp, err := topo.Parse(lab+".yaml", []byte(fmt.Sprintf(smallTopo, lab, rate)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func up(t testing.TB, p *plan.Plan, o Options) *netns.Lab {
+	t.Helper()
+	testenv.RequireDocker(t)
+	t0 := time.Now()
+	lab, err := Up(context.Background(), p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("lab %s up on docker in %v", lab.Name, time.Since(t0).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if IsLab(lab.Name) {
+			if err := Down(context.Background(), lab.Name); err != nil {
+				t.Errorf("down: %v", err)
+			}
+		}
+	})
+	return lab
+}
+
+func run(ctx context.Context, lab, node string, argv ...string) (string, error) {
+	var out bytes.Buffer
+	err := Exec(ctx, lab, node, argv, netns.Stdio{Out: &out, Err: &out})
+	return out.String(), err
+}
+
+// assertGone fails t if anything of lab is left: containers, namespace mounts, veths
+// (their names appear in no namespace of the machine), the lab directory.
+func assertGone(t *testing.T, lab string) {
+	t.Helper()
+	c, err := NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []ContainerSummary
+	for range 50 { // namespaces and containers go asynchronously
+		if left, err = c.List(context.Background(), LabelLab+"="+lab); err == nil && len(left) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("lab %s: %d containers left", lab, len(left))
+	}
+	if m, _ := filepath.Glob(filepath.Join(netns.NetnsDir, "reef-"+lab+"-*")); len(m) > 0 {
+		t.Errorf("lab %s: namespace mounts left: %v", lab, m)
+	}
+	if _, err := os.Stat(filepath.Join(netns.DefaultRunDir, lab)); err == nil {
+		t.Errorf("lab %s: directory left", lab)
+	}
+	if m, _ := filepath.Glob(filepath.Join(netns.DefaultEtcDir, "reef-"+lab+"-*")); len(m) > 0 {
+		t.Errorf("lab %s: /etc/netns dirs left: %v", lab, m)
+	}
+}
+
+func TestUpPingDown(t *testing.T) {
+	testenv.RequireDocker(t)
+	name := labName("dk")
+	lab := up(t, planFor(t, name, "1Gbps"), Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// ping is the machine's (reef/hostd:dev has none), run in h1's container namespace.
+	out, err := run(ctx, lab.Name, "h1", "ping", "-c", "3", "-i", "0.2", "-W", "2", "h3")
+	if err != nil {
+		t.Fatalf("ping h1→h3: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, " 0% packet loss") {
+		t.Errorf("ping h1→h3 lost packets:\n%s", out)
+	}
+	st, err := netns.ReadState(netns.DefaultRunDir, lab.Name)
+	if err != nil || !st.Ready || len(st.Daemons) != 2 {
+		t.Fatalf("state: %+v %v", st, err)
+	}
+	if err := Down(context.Background(), lab.Name); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, lab.Name)
+}

@@ -1,0 +1,452 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"reef/emulator/netns"
+	"reef/emulator/plan"
+)
+
+// Labels every container of a lab carries; Down finds a lab's containers by LabelLab.
+const (
+	LabelLab  = "reef.lab"
+	LabelNode = "reef.node"
+	LabelRole = "reef.role" // "host", "switch" (namespace holder) or "switchd"
+)
+
+// MarkerFile in a lab's directory says the lab is a Docker lab (and lists its
+// containers, names only: Down goes by label).
+const MarkerFile = "docker.json"
+
+// Options tune Up.
+type Options struct {
+	// Options are the netns knobs that apply (Topology, Workers, ReadyTimeout,
+	// RingFrames, SwitchdArgs, Log); Switchd is ignored (the switchd image runs).
+	netns.Options
+	// HostImage is the image of every host without an entry in Images (default
+	// HostdImage). Any image works: reef mounts its static daemons at /reef and runs
+	// /reef/reefpause as the container's first process.
+	HostImage string
+	// Images maps host names to their image.
+	Images map[string]string
+	// SwitchImage is the switches' image (default SwitchdImage).
+	SwitchImage string
+}
+
+// Marker is the content of MarkerFile.
+type Marker struct {
+	Lab        string   `json:"lab"`
+	Containers []string `json:"containers"`
+}
+
+// ContainerName is the container of node in lab (for a switch, the container that holds
+// its namespace; switchd runs in ContainerName+"-switchd").
+func ContainerName(lab, node string) string { return "reef-" + lab + "-" + node }
+
+// IsLab reports whether lab is up (or half up) on Docker.
+func IsLab(lab string) bool {
+	_, err := os.Stat(filepath.Join(netns.DefaultRunDir, lab, MarkerFile))
+	return err == nil
+}
+
+// Up brings p up on Docker: one container per host (its image, network mode none) and
+// per switch (a namespace holder plus a switchd container sharing its network
+// namespace), veth pairs created by the controller directly inside the containers'
+// namespaces, and the same addresses, routes, neighbours, offloads and tbf as netns.Up.
+// Each container's namespace is also mounted as reef-<lab>-<node> under /run/netns, so
+// netns.Exec, netns.Capture and the run logic work on Docker labs unchanged. On any
+// error it removes everything it made.
+func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error) {
+	if err := netns.CheckPlan(p); err != nil {
+		return nil, err
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 30 * time.Second
+	}
+	if o.HostImage == "" {
+		o.HostImage = HostdImage
+	}
+	if o.SwitchImage == "" {
+		o.SwitchImage = SwitchdImage
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	t0 := time.Now()
+	c, err := NewClient()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Ping(ctx); err != nil {
+		return nil, err
+	}
+	bins, err := StaticBinaries()
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureImages(ctx, c, p, o, log); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(netns.DefaultRunDir, p.Lab)
+	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
+		return nil, fmt.Errorf("docker: lab %q is already up (reef down %s)", p.Lab, p.Lab)
+	}
+	if left, err := c.List(ctx, LabelLab+"="+p.Lab); err == nil && len(left) > 0 {
+		return nil, fmt.Errorf("docker: lab %q still has %d containers (reef down %s)", p.Lab, len(left), p.Lab)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	netns.Tune()
+
+	// Intent log first: the marker (with every container name) and netns's state (every
+	// namespace mount name), before anything carrying those names exists.
+	mk := Marker{Lab: p.Lab}
+	st := netns.State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: netns.MonotonicNow(), Topology: o.Topology}
+	for _, h := range p.Hosts {
+		n := h.Config.Name
+		mk.Containers = append(mk.Containers, ContainerName(p.Lab, n))
+		st.Namespaces = append(st.Namespaces, netns.NodeNS{Node: n, NS: netns.NSName(p.Lab, n)})
+		st.EtcDirs = append(st.EtcDirs, filepath.Join(netns.DefaultEtcDir, netns.NSName(p.Lab, n)))
+	}
+	for _, s := range p.Switches {
+		n := s.Config.Name
+		mk.Containers = append(mk.Containers, ContainerName(p.Lab, n), ContainerName(p.Lab, n)+"-switchd")
+		st.Namespaces = append(st.Namespaces, netns.NodeNS{Node: n, NS: netns.NSName(p.Lab, n), Switch: true})
+	}
+	if err := netns.WriteJSON(filepath.Join(dir, MarkerFile), &mk); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	if err := netns.WriteState(dir, &st); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	lab = &netns.Lab{Name: p.Lab, Dir: dir, Epoch: st.Epoch, Plan: p}
+	handles := map[string]*netns.NS{}
+	holders := map[string]string{} // switch → holder container id
+	var hmu sync.Mutex
+	defer func() {
+		for _, h := range handles {
+			h.Close()
+		}
+		if err != nil {
+			if derr := Down(context.WithoutCancel(ctx), p.Lab); derr != nil {
+				err = errors.Join(err, fmt.Errorf("docker: cleanup after failed up: %w", derr))
+			}
+			lab = nil
+		}
+	}()
+
+	// Containers, in parallel: create, start, adopt the namespace.
+	var extraHosts []string
+	for _, h := range p.Hosts {
+		extraHosts = append(extraHosts, h.Config.Name+":"+h.Config.Addr.String())
+	}
+	type node struct {
+		name, image string
+		sw          bool
+	}
+	var nodes []node
+	for _, h := range p.Hosts {
+		img := o.HostImage
+		if im, ok := o.Images[h.Config.Name]; ok {
+			img = im
+		}
+		nodes = append(nodes, node{h.Config.Name, img, false})
+	}
+	for _, s := range p.Switches {
+		nodes = append(nodes, node{s.Config.Name, o.SwitchImage, true})
+	}
+	err = netns.Parallel(ctx, len(nodes), o.Workers, func(i int) error {
+		n := nodes[i]
+		role := "host"
+		if n.sw {
+			role = "switch"
+		}
+		cfg := &ContainerConfig{
+			Image:      n.image,
+			Entrypoint: []string{"/reef/reefpause"},
+			Hostname:   n.name,
+			Labels:     map[string]string{LabelLab: p.Lab, LabelNode: n.name, LabelRole: role},
+			HostConfig: HostConfig{
+				NetworkMode: "none",
+				Binds:       []string{bins + ":/reef:ro"},
+				CapAdd:      []string{"NET_ADMIN", "NET_RAW"},
+				Sysctls:     map[string]string{"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"},
+				ExtraHosts:  extraHosts,
+			},
+		}
+		cfg.HostConfig.RestartPolicy.Name = "no"
+		id, err := c.Create(ctx, ContainerName(p.Lab, n.name), cfg)
+		if err != nil {
+			return err
+		}
+		if err := c.Start(ctx, id); err != nil {
+			return err
+		}
+		pid, err := c.waitRunning(ctx, id)
+		if err != nil {
+			return err
+		}
+		h, err := netns.AdoptPid(netns.NSName(p.Lab, n.name), pid)
+		if err != nil {
+			return err
+		}
+		hmu.Lock()
+		handles[n.name] = h
+		if n.sw {
+			holders[n.name] = id
+		}
+		hmu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Debug("containers up", "lab", p.Lab, "n", len(nodes), "elapsed", time.Since(t0))
+
+	err = netns.Parallel(ctx, len(p.Links), o.Workers, func(i int) error {
+		l := &p.Links[i]
+		a, b := handles[l.A.Node], handles[l.B.Node]
+		if a == nil || b == nil {
+			return fmt.Errorf("docker: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
+		}
+		return netns.WireLink(l, a, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	hosts := netns.HostsFile(p)
+	err = netns.Parallel(ctx, len(p.Hosts), o.Workers, func(i int) error {
+		return netns.SetupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hosts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Debug("links and hosts up", "lab", p.Lab, "elapsed", time.Since(t0))
+
+	if err := startSwitches(ctx, c, lab, &st, holders, o); err != nil {
+		return nil, err
+	}
+	st.Ready = true
+	if err := netns.WriteState(dir, &st); err != nil {
+		return nil, err
+	}
+	lab.State = st
+	log.Info("lab up on docker", "lab", p.Lab, "hosts", len(p.Hosts), "switches", len(p.Switches),
+		"links", len(p.Links), "elapsed", time.Since(t0).Round(time.Millisecond))
+	return lab, nil
+}
+
+// ensureImages builds reef's images when a lab needs them and the engine lacks them,
+// and checks that every user-named image exists.
+func ensureImages(ctx context.Context, c *Client, p *plan.Plan, o Options, log *slog.Logger) error {
+	need := map[string]bool{}
+	if len(p.Switches) > 0 {
+		need[o.SwitchImage] = true
+	}
+	for _, h := range p.Hosts {
+		img := o.HostImage
+		if im, ok := o.Images[h.Config.Name]; ok {
+			img = im
+		}
+		need[img] = true
+	}
+	built := false
+	for _, img := range sortedKeys(need) {
+		ok, err := c.ImageExists(ctx, img)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		if (img == SwitchdImage || img == HostdImage) && !built {
+			log.Info("building reef's images", "images", []string{SwitchdImage, HostdImage})
+			if _, err := BuildImages(ctx, c, ImageOptions{}); err != nil {
+				return err
+			}
+			built = true
+			continue
+		}
+		if img != SwitchdImage && img != HostdImage {
+			return fmt.Errorf("docker: image %s is not in the engine (no registry is used: build or load it first)", img)
+		}
+	}
+	return nil
+}
+
+// startSwitches writes each switch's config into the lab directory and starts a
+// switchd container in each switch's namespace, then waits until each has an AF_PACKET
+// socket per port (the daemon opens them all before it forwards).
+func startSwitches(ctx context.Context, c *Client, lab *netns.Lab, st *netns.State, holders map[string]string, o Options) error {
+	binds := []string{lab.Dir + ":" + lab.Dir}
+	seen := map[string]bool{lab.Dir: true}
+	for _, a := range o.SwitchdArgs { // files a run hands switchd (samples, events)
+		if filepath.IsAbs(a) {
+			d := filepath.Dir(a)
+			if !seen[d] {
+				seen[d] = true
+				binds = append(binds, d+":"+d)
+			}
+		}
+	}
+	type started struct {
+		node  string
+		id    string
+		pid   int
+		ports int
+	}
+	var mu sync.Mutex
+	var all []started
+	err := netns.Parallel(ctx, len(lab.Plan.Switches), o.Workers, func(i int) error {
+		s := lab.Plan.Switches[i]
+		name := s.Config.Name
+		cfgPath := filepath.Join(lab.Dir, name+".json")
+		if err := netns.WriteJSON(cfgPath, &s.Config); err != nil {
+			return fmt.Errorf("docker: switch %s config: %w", name, err)
+		}
+		stats := filepath.Join(lab.Dir, name+".stats.json")
+		args := []string{"--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10), "--stats", stats}
+		if o.RingFrames > 0 {
+			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
+		}
+		args = append(args, o.SwitchdArgs...)
+		cfg := &ContainerConfig{
+			Image:      o.SwitchImage,
+			Cmd:        args,
+			WorkingDir: lab.Dir,
+			Labels:     map[string]string{LabelLab: lab.Name, LabelNode: name, LabelRole: "switchd"},
+			HostConfig: HostConfig{
+				NetworkMode: "container:" + holders[name],
+				Binds:       binds,
+				// AF_PACKET rings, SCHED_FIFO for the datapath thread and nice -20 (no memlock
+				// or rtprio ulimits: an engine in a user namespace refuses to raise them).
+				CapAdd: []string{"NET_RAW", "NET_ADMIN", "SYS_NICE", "IPC_LOCK"},
+			},
+		}
+		cfg.HostConfig.RestartPolicy.Name = "no"
+		id, err := c.Create(ctx, ContainerName(lab.Name, name)+"-switchd", cfg)
+		if err != nil {
+			return err
+		}
+		if err := c.Start(ctx, id); err != nil {
+			return err
+		}
+		pid, err := c.waitRunning(ctx, id)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		all = append(all, started{name, id, pid, len(s.Config.Ports)})
+		st.Daemons = append(st.Daemons, netns.Daemon{Node: name, Pid: pid, Stats: stats, Log: filepath.Join(lab.Dir, name+".log")})
+		mu.Unlock()
+		return nil
+	})
+	if werr := netns.WriteState(lab.Dir, st); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(o.ReadyTimeout)
+	return netns.Parallel(ctx, len(all), len(all), func(i int) error {
+		s := all[i]
+		for {
+			n, err := netns.PacketSockets(s.pid)
+			if err == nil && n >= s.ports {
+				return nil
+			}
+			if err != nil || time.Now().After(deadline) {
+				logs, _ := c.Logs(ctx, s.id)
+				why := "timed out"
+				if err != nil {
+					why = "exited"
+				}
+				return fmt.Errorf("docker: switchd %s did not open its %d ports (%s); its log says:\n%s", s.node, s.ports, why, tailBytes(logs))
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// Down removes lab: every container labelled with it (switchd first, so its log is
+// kept in <lab dir>/<switch>.log while the directory lives), then what netns.Down
+// removes (namespace mounts, /etc/netns files, processes started in the lab's
+// namespaces, the lab directory). Going by label, it also cleans up after a killed Up;
+// it never touches another lab's or anyone else's containers.
+func Down(ctx context.Context, lab string) error {
+	c, err := NewClient()
+	if err != nil {
+		return err
+	}
+	list, err := c.List(ctx, LabelLab+"="+lab)
+	if err != nil {
+		return err
+	}
+	_, serr := netns.ReadState(netns.DefaultRunDir, lab)
+	if len(list) == 0 && serr != nil {
+		return fmt.Errorf("docker: no lab %q is up (no containers labelled %s=%s, no state)", lab, LabelLab, lab)
+	}
+	var errs []error
+	var mu sync.Mutex
+	_ = netns.Parallel(ctx, len(list), 8, func(i int) error {
+		ct := list[i]
+		if ct.Labels[LabelLab] != lab { // the engine filtered; never trust it blindly
+			return nil
+		}
+		if ct.Labels[LabelRole] == "switchd" {
+			if logs, err := c.Logs(ctx, ct.ID); err == nil {
+				_ = os.WriteFile(filepath.Join(netns.DefaultRunDir, lab, ct.Labels[LabelNode]+".log"), logs, 0o644)
+			}
+		}
+		if err := c.Remove(ctx, ct.ID); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if serr == nil {
+		if err := netns.Down(ctx, lab); err != nil {
+			errs = append(errs, err)
+		}
+	} else if !strings.Contains(serr.Error(), "no lab") {
+		errs = append(errs, serr)
+	} else {
+		os.RemoveAll(filepath.Join(netns.DefaultRunDir, lab))
+	}
+	return errors.Join(errs...)
+}
+
+// ReadMarker reads a Docker lab's marker file.
+func ReadMarker(lab string) (*Marker, error) {
+	b, err := os.ReadFile(filepath.Join(netns.DefaultRunDir, lab, MarkerFile))
+	if err != nil {
+		return nil, fmt.Errorf("docker: lab %q: %w", lab, err)
+	}
+	var m Marker
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("docker: lab %q: %s: %w", lab, MarkerFile, err)
+	}
+	return &m, nil
+}
