@@ -508,3 +508,20 @@ func FuzzParseRunName(f *testing.F) {
 		}
 	})
 }
+
+// A host daemon's NIC lateness counts in the fidelity verdict like a switch port's.
+func TestFidelityCountsHosts(t *testing.T) {
+	p := testPlan(t)
+	sc, run := testRun("exp", 1, 1)
+	run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: 2 * us, Max: 3 * us}
+	run.Hosts = []results.Host{{Name: "h1", Rate: rate, Lateness: results.Lateness{Count: 5, P50: 100 * us, P99: 240 * us, Max: 250 * us}}}
+	s, err := Summarize(p, sc, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Fidelity
+	// h1's NIC: 240 µs against 120 µs for a 1500-byte packet at 100 Mbps.
+	if f.WorstPort != "h1:nic" || f.Frames != 15 || !near(f.RelativeP99, 2) || f.LatenessP99US != 240 || f.Verdict != "degraded" {
+		t.Errorf("fidelity = %+v", f)
+	}
+}
