@@ -60,12 +60,14 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src.Snapshot()
-	gauge := func(d *prometheus.Desc, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+	// a label value Prometheus rejects (not UTF-8) drops that one series, not the scrape
+	emit := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
+		if m, err := prometheus.NewConstMetric(d, t, v, l...); err == nil {
+			ch <- m
+		}
 	}
-	counter := func(d *prometheus.Desc, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
-	}
+	gauge := func(d *prometheus.Desc, v float64, l ...string) { emit(d, prometheus.GaugeValue, v, l...) }
+	counter := func(d *prometheus.Desc, v float64, l ...string) { emit(d, prometheus.CounterValue, v, l...) }
 	gauge(c.emulated, s.Now.Seconds())
 	gauge(c.live, b2f(s.Live))
 	pass, fail := 0, 0
