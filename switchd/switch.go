@@ -74,6 +74,7 @@ func New(cfg Config) (*Switch, error) {
 	}
 	s.lb = newBalancer(cfg.LB, cfg.Seed, lbRng, s)
 	size, want := 0, 0
+	hists := make([]histogram, len(cfg.Ports))
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
 		p.cfg, p.up = pc, true
@@ -82,7 +83,7 @@ func New(cfg Config) (*Switch, error) {
 		if pc.ECN != nil {
 			ecn = *pc.ECN
 		}
-		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: maxFrame(pc.MTU), mark: newMarker(ecn, ecnRng)}
+		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: maxFrame(pc.MTU), mark: newMarker(ecn, ecnRng), late: &hists[i]}
 		s.pfc = s.pfc || pc.PFC.Enabled
 		size = max(size, maxFrame(pc.MTU))
 		// Budget: a full queue and both links' flight of full-size frames, plus slack.
