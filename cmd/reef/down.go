@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reef/emulator/docker"
 	"reef/emulator/netns"
 )
 
@@ -36,7 +37,11 @@ func downRun(ctx context.Context, lab string) error {
 	if err != nil {
 		return err
 	}
-	if err := netns.Down(ctx, lab); err != nil {
+	down := netns.Down
+	if docker.IsLab(lab) {
+		down = docker.Down
+	}
+	if err := down(ctx, lab); err != nil {
 		return err
 	}
 	fmt.Printf("lab %s is down\n", lab)

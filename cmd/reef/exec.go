@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reef/emulator/docker"
 	"reef/emulator/netns"
 )
 
@@ -39,7 +40,12 @@ func execRun(ctx context.Context, lab, node string, argv []string) error {
 	if err != nil {
 		return err
 	}
-	err = netns.Exec(ctx, lab, node, argv, netns.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	stdio := netns.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	if docker.IsLab(lab) {
+		err = docker.Exec(ctx, lab, node, argv, stdio)
+	} else {
+		err = netns.Exec(ctx, lab, node, argv, stdio)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return &exitError{code: ee.ExitCode(), err: err}

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"reef/emulator/docker"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
 	"reef/emulator/topo"
@@ -19,6 +21,9 @@ type upOptions struct {
 	name    string
 	switchd string
 	swArgs  []string
+	backend string
+	image   string
+	images  []string
 }
 
 func upCmd(o *options) *cobra.Command {
@@ -31,7 +36,12 @@ namespace per node (reef-<lab>-<node>), a veth pair per link, a switchd daemon p
 switch. The lab stays up until "reef down". Run commands in it with "reef exec".
 
 The switchd binary is $REEF_SWITCHD, else a switchd next to the reef binary, else built
-with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef module.`,
+with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef module.
+
+With --backend docker every host and switch is a container instead (network mode none,
+labelled reef.lab=<lab>), wired and addressed the same way; hosts run reef/hostd:dev or
+the image you name (--host-image, --image h1=myimage), switches reef/switchd:dev (see
+"reef image build", which up runs itself when reef's images are missing).`,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE:         func(cmd *cobra.Command, args []string) error { return upRun(cmd.Context(), u, args[0]) },
@@ -40,6 +50,9 @@ with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef mod
 	c.Flags().StringVar(&u.name, "name", "", "lab name (default: the topology's name)")
 	c.Flags().StringVar(&u.switchd, "switchd", "", "switchd binary to launch")
 	c.Flags().StringArrayVar(&u.swArgs, "switchd-arg", nil, "extra argument for every switchd (repeatable)")
+	c.Flags().StringVar(&u.backend, "backend", "netns", "backend: netns or docker (a container per node)")
+	c.Flags().StringVar(&u.image, "host-image", "", "docker: image of every host (default "+docker.HostdImage+")")
+	c.Flags().StringArrayVar(&u.images, "image", nil, "docker: HOST=IMAGE, the image of one host (repeatable)")
 	return c
 }
 
@@ -55,7 +68,24 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	lab, err := netns.Up(ctx, p, netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file})
+	no := netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file}
+	var lab *netns.Lab
+	switch u.backend {
+	case "netns", "":
+		lab, err = netns.Up(ctx, p, no)
+	case "docker":
+		do := docker.Options{Options: no, HostImage: u.image, Images: map[string]string{}}
+		for _, kv := range u.images {
+			h, img, ok := strings.Cut(kv, "=")
+			if !ok || h == "" || img == "" {
+				return fmt.Errorf("--image %q: want HOST=IMAGE", kv)
+			}
+			do.Images[h] = img
+		}
+		lab, err = docker.Up(ctx, p, do)
+	default:
+		return fmt.Errorf("--backend %q: want netns or docker", u.backend)
+	}
 	if err != nil {
 		return err
 	}
