@@ -20,9 +20,15 @@ const tau = 73.24
 
 func newNet(t *testing.T, starts []units.Time) (*dumbbell.Net, []*poseidon.Poseidon) {
 	t.Helper()
+	return newNetMPD(t, starts, units.Time(256).Scale(tau))
+}
+
+// newNetMPD is newNet with the switch's MPD unit (0: no INT switch at all).
+func newNetMPD(t *testing.T, starts []units.Time, mpdUnit units.Time) (*dumbbell.Net, []*poseidon.Poseidon) {
+	t.Helper()
 	var algs []*poseidon.Poseidon
 	n, err := dumbbell.New(dumbbell.Config{Starts: starts, NIC: 10 * units.Gbps, Bottleneck: units.Gbps,
-		Delay: 100 * units.Microsecond, Buffer: 4 * units.Megabyte, MPDUnit: units.Time(256).Scale(tau)},
+		Delay: 100 * units.Microsecond, Buffer: 4 * units.Megabyte, MPDUnit: mpdUnit},
 		func(_ int, env cc.Env) (cc.Algorithm, error) {
 			p := poseidon.DefaultParams()
 			if err := cc.ScaleParams(p, tau); err != nil {
@@ -119,22 +125,7 @@ func TestConvergenceAfterJoin(t *testing.T) {
 // (spec §5): the end-to-end queuing, rest = e2e − base_rtt. It still fills the link and
 // keeps the queue near T(rate).
 func TestNoINTFallsBackToDelay(t *testing.T) {
-	var algs []*poseidon.Poseidon
-	n, err := dumbbell.New(dumbbell.Config{Starts: []units.Time{0, 5 * units.Millisecond}, NIC: 10 * units.Gbps,
-		Bottleneck: units.Gbps, Delay: 100 * units.Microsecond, Buffer: 4 * units.Megabyte},
-		func(_ int, env cc.Env) (cc.Algorithm, error) {
-			p := poseidon.DefaultParams()
-			if err := cc.ScaleParams(p, tau); err != nil {
-				return nil, err
-			}
-			p.MaxRate = units.Gbps
-			a, err := poseidon.New(env, p)
-			algs = append(algs, a)
-			return a, err
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, _ := newNetMPD(t, []units.Time{0, 5 * units.Millisecond}, 0)
 	g, err := n.Goodput(200*units.Millisecond, 400*units.Millisecond)
 	if err != nil {
 		t.Fatal(err)
