@@ -231,3 +231,13 @@ func quoted(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// NoTimer gives an algorithm without timers its Deadline (always units.Never) and
+// OnDeadline (nothing to do). Embed it in the algorithm's struct.
+type NoTimer struct{}
+
+// Deadline is units.Never: no timer is wanted.
+func (NoTimer) Deadline() units.Time { return units.Never }
+
+// OnDeadline does nothing; it is never due.
+func (NoTimer) OnDeadline(units.Time) {}

@@ -98,6 +98,8 @@ func init() {
 
 // DCTCP is one flow's DCTCP state. Build it with New.
 type DCTCP struct {
+	cc.NoTimer // no timers of its own
+
 	p    Params
 	mss  float64
 	wMin float64
@@ -219,12 +221,6 @@ func (d *DCTCP) OnTimeout(now units.Time) {
 	d.cwnd = d.mss
 	d.reducing = false
 }
-
-// Deadline returns units.Never: DCTCP has no timers of its own.
-func (d *DCTCP) Deadline() units.Time { return units.Never }
-
-// OnDeadline does nothing.
-func (d *DCTCP) OnDeadline(now units.Time) {}
 
 // Window is cwnd in payload bytes.
 func (d *DCTCP) Window() units.Bytes { return units.Bytes(d.cwnd) }

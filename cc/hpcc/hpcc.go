@@ -109,6 +109,8 @@ func init() {
 
 // HPCC is one flow's HPCC state. Build it with New.
 type HPCC struct {
+	cc.NoTimer // no timers
+
 	p    Params
 	t    float64 // T, ns
 	tt   units.Time
@@ -253,12 +255,6 @@ func (h *HPCC) OnTimeout(now units.Time) {
 	h.started = false
 	h.nprev = 0
 }
-
-// Deadline returns units.Never: HPCC has no timers.
-func (h *HPCC) Deadline() units.Time { return units.Never }
-
-// OnDeadline does nothing.
-func (h *HPCC) OnDeadline(now units.Time) {}
 
 // Window is W in payload bytes.
 func (h *HPCC) Window() units.Bytes { return units.Bytes(h.w) }

@@ -187,6 +187,8 @@ func init() {
 
 // MSwift is one flow's controller (MSwift or LSwift). Not safe for concurrent use.
 type MSwift struct {
+	cc.NoTimer // no timers
+
 	p       Params
 	mss     float64 // payload bytes per packet (window unit)
 	pktBits float64 // frame bits per packet (rate unit)
@@ -377,12 +379,6 @@ func (m *MSwift) finish(now units.Time, prev float64) {
 		m.tLastDec = now
 	}
 }
-
-// Deadline implements cc.Algorithm: MSwift has no timers.
-func (m *MSwift) Deadline() units.Time { return units.Never }
-
-// OnDeadline implements cc.Algorithm.
-func (m *MSwift) OnDeadline(units.Time) {}
 
 // Window is cwnd in payload bytes.
 func (m *MSwift) Window() units.Bytes { return units.Bytes(m.cwnd * m.mss) }

@@ -44,6 +44,8 @@ func init() {
 
 // None is the algorithm: it ignores every signal.
 type None struct {
+	cc.NoTimer // no timers
+
 	window units.Bytes
 	rate   units.Rate
 }
@@ -59,12 +61,6 @@ func (n *None) OnLoss(units.Time, units.Bytes) {}
 
 // OnTimeout does nothing.
 func (n *None) OnTimeout(units.Time) {}
-
-// Deadline is Never: no timers.
-func (n *None) Deadline() units.Time { return units.Never }
-
-// OnDeadline does nothing.
-func (n *None) OnDeadline(units.Time) {}
 
 // Window is the configured cap, or unlimited.
 func (n *None) Window() units.Bytes {

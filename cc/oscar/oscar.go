@@ -204,6 +204,8 @@ func (e *estimator) add(sendTs units.Time, delay, infl float64, pkts int, pktBit
 
 // Oscar is one flow's controller. Not safe for concurrent use.
 type Oscar struct {
+	cc.NoTimer // batches close on ACKs, OSCAR needs no timer
+
 	p        Params
 	mu       float64 // line rate, bit/s
 	pktBits  float64 // frame bits per packet
@@ -297,12 +299,6 @@ func (o *Oscar) OnLoss(units.Time, units.Bytes) {}
 
 // OnTimeout implements cc.Algorithm; see OnLoss.
 func (o *Oscar) OnTimeout(units.Time) {}
-
-// Deadline implements cc.Algorithm: batches close on ACKs, OSCAR needs no timer.
-func (o *Oscar) Deadline() units.Time { return units.Never }
-
-// OnDeadline implements cc.Algorithm.
-func (o *Oscar) OnDeadline(units.Time) {}
 
 // Window is min(u·D_target·μ, BDP_base) in payload bytes, rounded up to whole packets
 // as the authors' artifact does (spec §2.3: "a packet may be sent if inflight_pkts <

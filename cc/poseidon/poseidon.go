@@ -150,6 +150,8 @@ func init() {
 
 // Poseidon is one flow's controller. Not safe for concurrent use.
 type Poseidon struct {
+	cc.NoTimer // no timers
+
 	p   Params
 	mss float64 // payload bytes per packet (window unit)
 	pkt float64 // wire bits per packet (rate unit)
@@ -323,12 +325,6 @@ func (f *Poseidon) finish(now units.Time, prev float64) {
 		f.tLastDecrease = now
 	}
 }
-
-// Deadline implements cc.Algorithm: Poseidon has no timers.
-func (f *Poseidon) Deadline() units.Time { return units.Never }
-
-// OnDeadline implements cc.Algorithm.
-func (f *Poseidon) OnDeadline(units.Time) {}
 
 // Window is cwnd in payload bytes; below one packet the transport paces by Rate.
 func (f *Poseidon) Window() units.Bytes { return units.Bytes(f.cwnd * f.mss) }

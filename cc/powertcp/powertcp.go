@@ -106,6 +106,8 @@ func init() {
 // window is the state both variants share: the window, its bounds, the smoothed power
 // and the history of windows per packet number for GET_CWND.
 type window struct {
+	cc.NoTimer // no timers
+
 	p      Params
 	tau    float64 // ns
 	line   float64 // bit/s
@@ -189,12 +191,6 @@ func (w *window) Window() units.Bytes { return units.Bytes(w.cwnd) }
 
 // Rate is cwnd/τ, at most the line rate.
 func (w *window) Rate() units.Rate { return units.Rate(min(w.cwnd*8e9/w.tau, w.line)) }
-
-// Deadline returns units.Never: PowerTCP has no timers.
-func (w *window) Deadline() units.Time { return units.Never }
-
-// OnDeadline does nothing.
-func (w *window) OnDeadline(now units.Time) {}
 
 // OnLoss does nothing: PowerTCP assumes a lossless fabric and the paper gives no reaction.
 func (w *window) OnLoss(now units.Time, lost units.Bytes) {}

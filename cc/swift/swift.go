@@ -143,6 +143,8 @@ func (p *Params) Validate() error {
 
 // Swift is one flow's controller.
 type Swift struct {
+	cc.NoTimer // no timer of its own
+
 	p        Params
 	mss      float64
 	pathHops int
@@ -265,12 +267,6 @@ func (s *Swift) OnTimeout(now units.Time) {
 	}
 	s.finish(now, prev)
 }
-
-// Deadline implements cc.Algorithm: Swift has no timer of its own.
-func (s *Swift) Deadline() units.Time { return units.Never }
-
-// OnDeadline implements cc.Algorithm.
-func (s *Swift) OnDeadline(now units.Time) {}
 
 // Window is cwnd in payload bytes; below one MSS the transport paces.
 func (s *Swift) Window() units.Bytes { return units.Bytes(s.cwnd * s.mss) }
