@@ -4,7 +4,18 @@
 // TIMELY's Table 1 (RDMA over a lossless fabric with no end-to-end control), and with a
 // rate the constant-rate UDP elephant of the MSwift scenarios.
 //
-// Like every algorithm it never reads a clock and keeps no timers.
+// It reacts to nothing: ACKs, ECN echoes, RTTs, INT records, losses and timeouts leave
+// it unchanged. Like every algorithm it never reads a clock and keeps no timers.
+//
+// # Parameters
+//
+// See Params: max_window (bytes, default 0 = no cap) and rate (bit/s, default 0 = the
+// NIC's line rate); cc.ScaleParams divides a set rate by the time scale like any rate.
+//
+// # Departures from the paper
+//
+// None: it is a baseline, not a published algorithm. Window reports units.MaxBytes when
+// max_window is 0, so only the transport's own limits apply.
 package none
 
 import (
