@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	_ "reef/cc/all"
@@ -47,6 +48,10 @@ func run(log *slog.Logger) error {
 		readyFd = flag.Int("ready-fd", -1, "fd to write one byte to once the interface is open")
 	)
 	flag.Parse()
+	// GC off before any thread could be caught mid-cycle (see ready below); the memory
+	// limit still bounds the heap (a run's samples take a few MB).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
 	if *jobPath == "" || *outPath == "" {
 		return errors.New("hostd: --job and --out are required")
 	}
@@ -64,9 +69,14 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() {
-		// As in switchd: only the datapath thread runs under SCHED_FIFO (runtime threads
-		// under FIFO can livelock in the scheduler); every thread gets nice -20.
+		// As in switchd: every thread at nice -20 and, with GC off (no scan can catch a
+		// FIFO thread spinning in exitsyscall), every runtime thread at the datapath's
+		// priority, so a preempted datapath goroutine is handed back without waiting
+		// behind the machine's load for an ordinary thread.
 		afpacket.NiceThreads(-20)
+		if job.RTPriority > 0 {
+			afpacket.RealtimeThreads(job.RTPriority)
+		}
 		if *readyFd >= 0 {
 			f := os.NewFile(uintptr(*readyFd), "ready")
 			_, _ = f.Write([]byte{1})
