@@ -29,10 +29,11 @@
 // # Parameters
 //
 // See Params. Defaults are the Poseidon paper's Swift settings (§5: base_target 25 µs,
-// hop_scaling 1 µs, fs_range 100 µs, min_cwnd 0.001 packets) and htsim's where that paper
-// is silent (fs cwnd 0.1–100 packets, ai 1, β 0.8, max_mdf 0.5, max_cwnd 1000 packets,
-// 5 timeouts to reset); the initial window is one BDP, the delay signal FabricDelay, and
-// PLB off (5 congested rounds at a 0.5 congested fraction when on).
+// hop_scaling 1 µs, fs_range 100 µs; min_cwnd 0.001 packets per poseidon.md §4.4) and
+// htsim's where that paper is silent (fs cwnd 0.1–100 packets, ai 1, β 0.8, max_cwnd 1000
+// packets, 5 timeouts to reset), with max_mdf 0.5; the initial window is one BDP, the
+// delay signal FabricDelay, and PLB off (5 congested rounds at a 0.5 congested fraction
+// when on).
 //
 // # Departures from the paper
 //
