@@ -208,6 +208,8 @@ const maxSegments = 256
 
 // Timely is one flow's controller. Not safe for concurrent use.
 type Timely struct {
+	cc.NoTimer // no timers
+
 	p        Params
 	lineRate float64
 	maxRate  float64
@@ -458,12 +460,6 @@ func (t *Timely) OnLoss(units.Time, units.Bytes) {}
 func (t *Timely) OnTimeout(units.Time) {
 	t.head, t.n, t.openUsed = 0, 0, false
 }
-
-// Deadline implements cc.Algorithm: TIMELY has no timers.
-func (t *Timely) Deadline() units.Time { return units.Never }
-
-// OnDeadline implements cc.Algorithm.
-func (t *Timely) OnDeadline(units.Time) {}
 
 // Window is units.MaxBytes: TIMELY is rate-based.
 func (t *Timely) Window() units.Bytes { return units.MaxBytes }

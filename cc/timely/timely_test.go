@@ -6,16 +6,15 @@ import (
 	"testing"
 
 	"reef/cc"
+	"reef/cc/internal/cctest"
 	"reef/units"
 )
 
-// ccTest drives one TIMELY flow the way x/net/quic's congestion_reno_test.go drives
-// Reno: a fixed start time, a log line per event, and want* checks.
+// ccTest drives one TIMELY flow through cctest.Flow (x/net/quic's congestion-test
+// style: a fixed start time, a log line per event, and want* checks).
 type ccTest struct {
-	t       *testing.T
-	tl      *Timely
-	now     units.Time
-	nextSeq uint64
+	*cctest.Flow
+	tl *Timely
 }
 
 // paperEnv is the paper's setting: 10 Gbps NICs; 1024 B frames (1000 B payload) keep
@@ -38,47 +37,40 @@ func newTest(t *testing.T, env cc.Env, def func() *Params, edit func(*Params)) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ccTest{t: t, tl: tl, now: units.Second}
-}
-
-func (c *ccTest) advance(d units.Time) {
-	c.t.Helper()
-	c.now += d
-	c.t.Logf("advance %v -> %v", d, c.now)
+	return &ccTest{Flow: cctest.New(t, tl, units.Second), tl: tl}
 }
 
 // send puts n new 1024 B frames on the wire back to back at line rate.
 func (c *ccTest) send(n int) (last uint64) {
 	for i := 0; i < n; i++ {
-		c.tl.OnSend(c.now, c.nextSeq, 1024)
-		c.nextSeq++
-		c.now += c.tl.pktSer
+		c.tl.OnSend(c.Now, c.Next, 1024)
+		c.Next++
+		c.Now += c.tl.pktSer
 	}
-	c.t.Logf("sent %d packets, up to %d", n, c.nextSeq-1)
-	return c.nextSeq - 1
+	c.T.Logf("sent %d packets, up to %d", n, c.Next-1)
+	return c.Next - 1
 }
 
 // ack acknowledges packets up to seq with an RTT whose completion sample is rtt
 // (the frame's serialisation at line rate is added, as the transport would measure it).
 func (c *ccTest) ack(seq uint64, rtt units.Time) {
-	c.t.Helper()
-	fb := cc.Feedback{Kind: cc.Ack, AckSeq: seq, AckedPackets: 1, AckedBytes: 1000, RTT: rtt + c.tl.pktSer}
-	c.tl.OnFeedback(c.now, &fb)
-	c.t.Logf("acked %d rtt=%v -> rate %v", seq, rtt, c.tl.TargetRate())
+	c.T.Helper()
+	c.Feedback(cc.Feedback{Kind: cc.Ack, AckSeq: seq, AckedPackets: 1, AckedBytes: 1000, RTT: rtt + c.tl.pktSer})
+	c.T.Logf("target rate %v", c.tl.TargetRate())
 }
 
 // complete sends one 16-frame segment and, rtt later, acknowledges its last packet.
 func (c *ccTest) complete(rtt units.Time) {
-	c.t.Helper()
+	c.T.Helper()
 	last := c.send(16)
-	c.advance(rtt)
+	c.Advance(rtt)
 	c.ack(last, rtt)
 }
 
 func (c *ccTest) wantRate(why string, want float64) {
-	c.t.Helper()
+	c.T.Helper()
 	if got := float64(c.tl.TargetRate()); math.Abs(got-want) > 1 {
-		c.t.Errorf("%s: rate = %.0f bit/s, want %.0f", why, got, want)
+		c.T.Errorf("%s: rate = %.0f bit/s, want %.0f", why, got, want)
 	}
 }
 
@@ -183,9 +175,9 @@ func TestScaleUpdates(t *testing.T) {
 		p.AppLimitFraction, p.InitRate, p.SegmentSize = 0, 5*units.Gbps, 1024
 	})
 	c.send(2)
-	c.advance(30 * units.Microsecond)
+	c.Advance(30 * units.Microsecond)
 	c.ack(0, 30*units.Microsecond) // first completion: f = 1
-	c.advance(5 * units.Microsecond)
+	c.Advance(5 * units.Microsecond)
 	c.ack(1, 30*units.Microsecond) // 5µs later: f = 5/20
 	c.wantRate("δ + δ/4", 5e9+10e6+2.5e6)
 }
@@ -196,7 +188,7 @@ func TestScaleUpdates(t *testing.T) {
 func TestSegments(t *testing.T) {
 	c := newTest(t, paperEnv(), DefaultParams, literal)
 	last := c.send(16)
-	c.advance(30 * units.Microsecond)
+	c.Advance(30 * units.Microsecond)
 	c.ack(last-1, 30*units.Microsecond)
 	c.wantRate("ACK inside a segment: no completion", 5e9)
 	c.ack(last, 30*units.Microsecond)
@@ -206,29 +198,29 @@ func TestSegments(t *testing.T) {
 
 	// Two segments covered by one ACK: one completion.
 	c.send(32)
-	c.advance(30 * units.Microsecond)
-	c.ack(c.nextSeq-1, 30*units.Microsecond)
+	c.Advance(30 * units.Microsecond)
+	c.ack(c.Next-1, 30*units.Microsecond)
 	c.wantRate("one ACK, two segments, one event", 5e9+20e6)
 
 	// Karn: a segment holding a retransmission gives no sample.
 	last = c.send(16)
-	c.tl.OnSend(c.now, last-3, 1024)
-	c.advance(30 * units.Microsecond)
+	c.tl.OnSend(c.Now, last-3, 1024)
+	c.Advance(30 * units.Microsecond)
 	c.ack(last, 30*units.Microsecond)
 	c.wantRate("retransmitted segment: no sample", 5e9+20e6)
 
 	// A paused sender's short segment completes once its last packet is acknowledged.
 	last = c.send(3)
-	c.advance(100 * units.Microsecond)
+	c.Advance(100 * units.Microsecond)
 	c.ack(last, 30*units.Microsecond)
 	c.wantRate("short final segment completes", 5e9+30e6)
 
 	// The sample excludes the receiver's turnaround (spec A4).
 	c2 := newTest(t, paperEnv(), DefaultParams, literal)
 	last = c2.send(16)
-	c2.advance(80 * units.Microsecond)
+	c2.Advance(80 * units.Microsecond)
 	fb := cc.Feedback{Kind: cc.Ack, AckSeq: last, RTT: 80*units.Microsecond + c2.tl.pktSer, Turnaround: 40 * units.Microsecond}
-	c2.tl.OnFeedback(c2.now, &fb)
+	c2.tl.OnFeedback(c2.Now, &fb)
 	c2.wantRate("40µs after turnaround: below Tlow, increase", 5e9+10e6)
 
 	if c.tl.Window() != units.MaxBytes {
@@ -242,7 +234,7 @@ func TestAppLimited(t *testing.T) {
 	c := newTest(t, paperEnv(), DefaultParams, func(p *Params) { p.ScaleUpdates, p.InitRate = false, 5*units.Gbps })
 	c.complete(30 * units.Microsecond) // first: increase
 	c.wantRate("first completion", 5.01e9)
-	c.advance(units.Millisecond) // idle: 16 KiB over ~1 ms is far below 80% of 5 Gbps
+	c.Advance(units.Millisecond) // idle: 16 KiB over ~1 ms is far below 80% of 5 Gbps
 	c.complete(30 * units.Microsecond)
 	c.wantRate("app-limited: no increase", 5.01e9)
 	c.complete(1000 * units.Microsecond)
@@ -319,11 +311,11 @@ func BenchmarkOnFeedback(b *testing.B) {
 func TestLossAndTimeout(t *testing.T) {
 	c := newTest(t, paperEnv(), DefaultParams, literal)
 	last := c.send(16)
-	c.tl.OnLoss(c.now, 1000)
-	c.tl.OnTimeout(c.now)
+	c.tl.OnLoss(c.Now, 1000)
+	c.tl.OnTimeout(c.Now)
 	c.wantRate("loss and timeout: rate unchanged", 5e9)
-	c.tl.OnSend(c.now, last, 1024) // the retransmission
-	c.advance(30 * units.Microsecond)
+	c.tl.OnSend(c.Now, last, 1024) // the retransmission
+	c.Advance(30 * units.Microsecond)
 	c.ack(last, 30*units.Microsecond)
 	c.wantRate("no sample from the forgotten segment", 5e9)
 	c.complete(30 * units.Microsecond)
@@ -335,7 +327,7 @@ func TestLossAndTimeout(t *testing.T) {
 func TestBurstPacing(t *testing.T) {
 	for _, burst := range []bool{true, false} {
 		c := newTest(t, paperEnv(), DefaultParams, func(p *Params) { literal(p); p.Burst = burst })
-		start := c.now
+		start := c.Now
 		for i := 0; i < 15; i++ { // 15 of the segment's 16 frames
 			c.send(1)
 			want := 5 * units.Gbps
@@ -346,8 +338,8 @@ func TestBurstPacing(t *testing.T) {
 				t.Fatalf("burst=%v: rate after packet %d of the segment = %v, want %v", burst, i+1, got, want)
 			}
 		}
-		c.tl.OnSend(c.now, c.nextSeq, 1024) // the last frame closes the segment
-		last := c.now
+		c.tl.OnSend(c.Now, c.Next, 1024) // the last frame closes the segment
+		last := c.Now
 		gap := c.tl.Rate().TxTime(1024)
 		next := (5 * units.Gbps).TxTime(16 * 1024) // 26.2144 µs
 		if burst {
