@@ -409,23 +409,43 @@ func Down(ctx context.Context, lab string) error {
 	}
 	var errs []error
 	var mu sync.Mutex
-	_ = netns.Parallel(ctx, len(list), 8, func(i int) error {
-		ct := list[i]
-		if ct.Labels[LabelLab] != lab { // the engine filtered; never trust it blindly
-			return nil
-		}
-		if ct.Labels[LabelRole] == "switchd" {
-			if logs, err := c.Logs(ctx, ct.ID); err == nil {
-				_ = os.WriteFile(filepath.Join(netns.DefaultRunDir, lab, ct.Labels[LabelNode]+".log"), logs, 0o644)
+	remove := func(list []ContainerSummary) {
+		_ = netns.Parallel(ctx, len(list), 8, func(i int) error {
+			ct := list[i]
+			if ct.Labels[LabelLab] != lab { // the engine filtered; never trust it blindly
+				return nil
 			}
-		}
-		if err := c.Remove(ctx, ct.ID); err != nil {
-			mu.Lock()
+			if ct.Labels[LabelRole] == "switchd" {
+				if logs, err := c.Logs(ctx, ct.ID); err == nil {
+					_ = os.WriteFile(filepath.Join(netns.DefaultRunDir, lab, ct.Labels[LabelNode]+".log"), logs, 0o644)
+				}
+			}
+			if err := c.Remove(ctx, ct.ID); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	// A killed Up may have left create requests in flight: the engine finishes them
+	// after the controller died, so a container can appear after the first listing.
+	// Remove until two listings 300 ms apart come back empty (at most 15 s).
+	remove(list)
+	for empty, deadline := 0, time.Now().Add(15*time.Second); empty < 2 && time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		more, err := c.List(ctx, LabelLab+"="+lab)
+		if err != nil {
 			errs = append(errs, err)
-			mu.Unlock()
+			break
 		}
-		return nil
-	})
+		if len(more) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		remove(more)
+	}
 	if serr == nil {
 		if err := netns.Down(ctx, lab); err != nil {
 			errs = append(errs, err)
