@@ -1,6 +1,8 @@
 package switchd
 
 import (
+	"math/bits"
+
 	"reef/units"
 	"reef/wire"
 )
@@ -131,7 +133,17 @@ func (s *Switch) nextTimes() *next {
 // ports are merged in time order, because each may resume an upstream.
 func (s *Switch) advanceEgress(x units.Time) {
 	if !s.pfc {
-		for i := range s.ports {
+		if len(s.ports) > 64 {
+			for i := range s.ports {
+				e := &s.ports[i].eg
+				for e.schedule(x) <= x {
+					s.depart(i)
+				}
+			}
+			return
+		}
+		for m := s.queued; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
 			e := &s.ports[i].eg
 			for e.schedule(x) <= x {
 				s.depart(i)
@@ -245,6 +257,7 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 	copy(f[6:12], p.cfg.MAC[:])
 	k.t, k.reef = t, int16(v.Reef)
 	e.q.push(k)
+	s.queued |= 1 << (uint(out) & 63)
 	e.qbytes += n
 	e.maxQ = max(e.maxQ, e.qbytes)
 	s.hold(int(k.in), n, t)
@@ -256,6 +269,9 @@ func (s *Switch) depart(i int) {
 	e := &s.ports[i].eg
 	h := e.q.at(e.ndep)
 	e.ndep++
+	if e.ndep == e.q.len() {
+		s.queued &^= 1 << (uint(i) & 63)
+	}
 	e.sched = false
 	n := units.Bytes(h.n)
 	e.qbytes -= n

@@ -51,6 +51,9 @@ type Switch struct {
 	now  units.Time // every event up to now has been processed
 	nin  int        // frames in ingress delay lines
 	nx   next       // cached earliest event times (see next)
+	// queued has bit i set when port i's queue holds a frame not yet departed, so the
+	// egress pass visits only those; switches with more than 64 ports visit every port.
+	queued uint64
 	lent int32      // buffer handed out by the last Poll, freed on the next call
 	upv  []bool     // scratch for router.setUp
 	key  wire.FlowKey
@@ -222,6 +225,9 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 			p.drops[DropPortDown]++
 			s.unhold(int(d.in), units.Bytes(d.n), s.now)
 			s.pool.put(d.buf)
+		}
+		if e.ndep == e.q.len() {
+			s.queued &^= 1 << (uint(port) & 63)
 		}
 		for p.in.len() > 0 {
 			d := p.in.pop()
