@@ -2,7 +2,6 @@ package dcqcn
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -234,12 +233,7 @@ func TestParams(t *testing.T) {
 		{"min", func(p *Params) { p.MinRate = 0 }, "min_rate"},
 		{"cnp", func(p *Params) { p.CNPInterval = 0 }, "cnp_interval"},
 	} {
-		p := DefaultParams()
-		tc.mod(p)
-		err := p.Validate()
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s: Validate() = %v, want %q", tc.name, err, tc.want)
-		}
+		cctest.WantValidate(t, tc.name, DefaultParams, tc.mod, tc.want)
 	}
 	s, err := cc.Lookup("dcqcn")
 	if err != nil {

@@ -2,7 +2,6 @@ package dctcp
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -188,12 +187,7 @@ func TestParams(t *testing.T) {
 		{"min", func(p *Params) { p.MinWindow = 0 }, "min_window"},
 		{"max", func(p *Params) { p.MaxWindow = -1 }, "max_window must be ≥ 0 (bytes"},
 	} {
-		p := DefaultParams()
-		tc.mod(p)
-		err := p.Validate()
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s: Validate() = %v, want %q", tc.name, err, tc.want)
-		}
+		cctest.WantValidate(t, tc.name, DefaultParams, tc.mod, tc.want)
 	}
 	a, err := cc.New("dctcp", cc.Env{MSS: mss})
 	if err != nil {

@@ -2,7 +2,6 @@ package hpcc
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -235,12 +234,7 @@ func TestParams(t *testing.T) {
 		{"min_ratio", func(p *Params) { p.MinRatio = 0 }, "min_ratio"},
 		{"base_rtt", func(p *Params) { p.BaseRTT = -1 }, "base_rtt must be ≥ 0 (time)"},
 	} {
-		p := DefaultParams()
-		tc.mod(p)
-		err := p.Validate()
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s: Validate() = %v, want %q", tc.name, err, tc.want)
-		}
+		cctest.WantValidate(t, tc.name, DefaultParams, tc.mod, tc.want)
 	}
 	if _, err := New(cc.Env{LineRate: testLine}, *DefaultParams()); err == nil {
 		t.Error("New without a base RTT succeeded")

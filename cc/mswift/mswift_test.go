@@ -2,7 +2,6 @@ package mswift
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -254,11 +253,7 @@ func TestValidateAndRegistry(t *testing.T) {
 		{func(p *Params) { p.LazyRun = 0 }, "lazy_run must be ≥ 1 packets"},
 		{func(p *Params) { p.MinCwnd = 0 }, "min_cwnd"},
 	} {
-		p := DefaultParams()
-		tc.edit(p)
-		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
-		}
+		cctest.WantValidate(t, tc.want, DefaultParams, tc.edit, tc.want)
 	}
 	for _, name := range []string{"mswift", "lswift"} {
 		spec, err := cc.Lookup(name)

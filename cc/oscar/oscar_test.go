@@ -2,7 +2,6 @@ package oscar
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -220,11 +219,7 @@ func TestValidateAndRegistry(t *testing.T) {
 		{func(p *Params) { p.MaxRatio = 2 }, "u_max"},
 		{func(p *Params) { p.Epsilon = -1 }, "epsilon must be ≥ 0"},
 	} {
-		p := DefaultParams()
-		tc.edit(p)
-		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
-		}
+		cctest.WantValidate(t, tc.want, DefaultParams, tc.edit, tc.want)
 	}
 	spec, err := cc.Lookup("oscar")
 	if err != nil {

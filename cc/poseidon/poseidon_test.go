@@ -3,7 +3,6 @@ package poseidon
 import (
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -303,11 +302,7 @@ func TestValidateAndRegistry(t *testing.T) {
 		{func(p *Params) { p.RetxResetThreshold = 0 }, "retx_reset_threshold"},
 		{func(p *Params) { p.CapPerACK = true }, "cap_per_ack needs max_mi"},
 	} {
-		p := DefaultParams()
-		tc.edit(p)
-		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
-		}
+		cctest.WantValidate(t, tc.want, DefaultParams, tc.edit, tc.want)
 	}
 	spec, err := cc.Lookup("poseidon")
 	if err != nil {

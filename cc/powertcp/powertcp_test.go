@@ -2,7 +2,6 @@ package powertcp
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -276,12 +275,7 @@ func TestParams(t *testing.T) {
 		{"min", func(p *Params) { p.MinRatio = 2 }, "min_ratio"},
 		{"base_rtt", func(p *Params) { p.BaseRTT = -5 }, "base_rtt must be ≥ 0 (time)"},
 	} {
-		p := DefaultParams()
-		tc.mod(p)
-		err := p.Validate()
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s: Validate() = %v, want %q", tc.name, err, tc.want)
-		}
+		cctest.WantValidate(t, tc.name, DefaultParams, tc.mod, tc.want)
 	}
 	for _, name := range []string{"powertcp", "theta-powertcp"} {
 		a, err := cc.New(name, testEnv)

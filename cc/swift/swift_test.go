@@ -2,7 +2,6 @@ package swift
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -204,16 +203,9 @@ func TestValidate(t *testing.T) {
 		"retx_reset_threshold": func(p *Params) { p.RetxResetThreshold = 0 },
 		"delay":                func(p *Params) { p.Delay = "fabirc" },
 	} {
-		p := DefaultParams()
-		mod(p)
-		err := p.Validate()
-		if err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("bad %s: error %v, want one naming the field", field, err)
-		}
+		cctest.WantValidate(t, "bad "+field, DefaultParams, mod, field)
 	}
-	if err := DefaultParams().Validate(); err != nil {
-		t.Errorf("defaults invalid: %v", err)
-	}
+	cctest.WantValidate(t, "defaults", DefaultParams, func(*Params) {}, "")
 }
 
 func TestRegistered(t *testing.T) {

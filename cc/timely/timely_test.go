@@ -2,7 +2,6 @@ package timely
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"reef/cc"
@@ -255,11 +254,7 @@ func TestValidateAndRegistry(t *testing.T) {
 		{func(p *Params) { p.Delta = -1 }, "delta"},
 		{func(p *Params) { p.MaxDecrease = 1 }, "max_decrease"},
 	} {
-		p := DefaultParams()
-		tc.edit(p)
-		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
-		}
+		cctest.WantValidate(t, tc.want, DefaultParams, tc.edit, tc.want)
 	}
 	for _, name := range []string{"timely", "timely-patched"} {
 		spec, err := cc.Lookup(name)

@@ -10,6 +10,7 @@ package cctest
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"reef/cc"
@@ -96,5 +97,21 @@ func (f *Flow) WantCwnd(reason string, want, rel float64) {
 	}
 	if got := c.Cwnd(); math.Abs(got-want) > rel*math.Max(1, want) {
 		f.T.Errorf("%s: cwnd = %.6f packets, want %.6f", reason, got, want)
+	}
+}
+
+// WantValidate applies edit to a fresh defaults() and checks Params.Validate: no error
+// when want is "", otherwise an error whose text contains want (the field's name and
+// unit). name labels the case in the failure.
+func WantValidate[PP cc.Params](t testing.TB, name string, defaults func() PP, edit func(PP), want string) {
+	t.Helper()
+	p := defaults()
+	edit(p)
+	err := p.Validate()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: Validate() = %v, want no error", name, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: Validate() = %v, want an error containing %q", name, err, want)
 	}
 }

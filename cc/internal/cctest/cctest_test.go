@@ -106,3 +106,36 @@ func TestWantChecks(t *testing.T) {
 		t.Error("WantCwnd on an algorithm without Cwnd did not fail the test")
 	}
 }
+
+type params struct{ Window units.Bytes }
+
+func (p *params) Validate() error {
+	if p.Window <= 0 {
+		return fmt.Errorf("fake: window must be > 0 bytes, got %v", p.Window)
+	}
+	return nil
+}
+
+func TestWantValidate(t *testing.T) {
+	defaults := func() *params { return &params{Window: 1000} }
+	for _, tc := range []struct {
+		name      string
+		edit      func(*params)
+		want      string
+		wantFails bool
+	}{
+		{"valid defaults, no error wanted", func(*params) {}, "", false},
+		{"bad field named with its unit", func(p *params) { p.Window = 0 }, "window must be > 0 bytes", false},
+		{"an error was wanted but Validate passed", func(*params) {}, "window", true},
+		{"no error wanted but Validate failed", func(p *params) { p.Window = -1 }, "", true},
+		{"the error names another field", func(p *params) { p.Window = 0 }, "rate", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{TB: t}
+			WantValidate(r, tc.name, defaults, tc.edit, tc.want)
+			if got := len(r.errors) > 0; got != tc.wantFails {
+				t.Errorf("failed = %v (%q), want %v", got, r.errors, tc.wantFails)
+			}
+		})
+	}
+}
