@@ -6,13 +6,19 @@ import (
 )
 
 // router resolves a destination to a route's group of ports: pins first, then the
-// longest matching prefix. Lookup is one map probe per distinct prefix length, longest
-// first; nothing allocates.
+// longest matching prefix. Lookup is a memo probe, then one map probe per distinct
+// prefix length, longest first; nothing allocates.
 type router struct {
 	lens   []int            // distinct prefix lengths, longest first
 	tables []map[uint32]int // per entry of lens: masked address → route index
 	groups []group          // per route
 	pins   []pin            // in configuration order; the first match wins
+	// memo remembers recent lookups, direct-mapped by the address's low bits: a switch
+	// sees few destinations at a time, and routes never change (only their up ports).
+	memo [64]struct {
+		addr  uint32
+		route int32 // route index + 1; 0: empty
+	}
 }
 
 // group is one route's ECMP group: all its ports, and those currently up.
@@ -62,6 +68,17 @@ func mask(l int) uint32 {
 // lookup returns the index of the longest-prefix route covering dst, or -1.
 func (r *router) lookup(dst [4]byte) int {
 	a := binary.BigEndian.Uint32(dst[:])
+	m := &r.memo[a%uint32(len(r.memo))]
+	if m.route != 0 && m.addr == a {
+		return int(m.route) - 1
+	}
+	g := r.match(a)
+	m.addr, m.route = a, int32(g+1)
+	return g
+}
+
+// match is the longest-prefix lookup itself.
+func (r *router) match(a uint32) int {
 	for i, l := range r.lens {
 		if g, ok := r.tables[i][a&mask(l)]; ok {
 			return g

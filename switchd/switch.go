@@ -48,15 +48,16 @@ type Switch struct {
 	pfc    bool // some port has PFC on
 	pool   *pool
 
-	now  units.Time // every event up to now has been processed
-	nin  int        // frames in ingress delay lines
-	nx   next       // cached earliest event times (see next)
+	now units.Time // every event up to now has been processed
+	nin int        // frames in ingress delay lines
+	nx  next       // cached earliest event times (see next)
 	// queued has bit i set when port i's queue holds a frame not yet departed, so the
 	// egress pass visits only those; switches with more than 64 ports visit every port.
 	queued uint64
-	lent int32      // buffer handed out by the last Poll, freed on the next call
-	upv  []bool     // scratch for router.setUp
-	key  wire.FlowKey
+	lent   int32  // buffer handed out by the last Poll, freed on the next call
+	lentN  int32  // length of the frame in it
+	upv    []bool // scratch for router.setUp
+	key    wire.FlowKey
 }
 
 // New validates cfg and builds the switch. Ports start up.
@@ -123,30 +124,69 @@ func (s *Switch) release() {
 // taken as that time. Any bytes are accepted: what cannot be forwarded is dropped and
 // counted on the port. A frame for a port the switch does not have is ignored.
 func (s *Switch) Receive(now units.Time, port int, frame []byte) {
+	b, ok := s.admit(port, len(frame))
+	if !ok {
+		return
+	}
+	copy(s.pool.buf(b), frame)
+	s.enter(now, port, b, len(frame))
+}
+
+// Forward hands s, on port at now, the frame that from's last Poll returned, exactly as
+// Receive(now, port, out.Frame) would, but without copying it when the two switches'
+// buffers have the same size: s takes the buffer and from gets one of s's free ones in
+// exchange. Backends that wire switches back to back in one process (the sim) use it;
+// out.Frame then belongs to s. Forward does nothing if from lent no frame.
+func (s *Switch) Forward(now units.Time, port int, from *Switch) {
+	if from.lent < 0 {
+		return
+	}
+	frame := from.pool.buf(from.lent)[:from.lentN]
+	if from == s || from.pool.size != s.pool.size {
+		s.Receive(now, port, frame)
+		return
+	}
+	b, ok := s.admit(port, len(frame))
+	if !ok {
+		return
+	}
+	s.pool.bufs[b], from.pool.bufs[from.lent] = from.pool.bufs[from.lent], s.pool.bufs[b]
+	s.enter(now, port, b, len(frame))
+}
+
+// admit counts a frame of n bytes arriving on port and takes a buffer for it; false
+// when the frame is dropped (or the port does not exist).
+func (s *Switch) admit(port, n int) (int32, bool) {
 	s.release()
 	if port < 0 || port >= len(s.ports) {
-		return
+		return -1, false
 	}
 	p := &s.ports[port]
 	p.rxPkts++
-	p.rxBytes += uint64(len(frame))
+	p.rxBytes += uint64(n)
 	switch {
 	case !p.up:
 		p.drops[DropPortDown]++
-		return
-	case len(frame) > s.pool.size:
+		return -1, false
+	case n > s.pool.size:
 		p.drops[DropOversize]++
-		return
+		return -1, false
 	}
 	b, ok := s.pool.get()
 	if !ok {
 		p.drops[DropNoBuffer]++
-		return
+		return -1, false
 	}
-	copy(s.pool.buf(b), frame)
+	return b, true
+}
+
+// enter puts buffer b, holding an n-byte frame that arrived on port at now, on the
+// port's ingress delay line.
+func (s *Switch) enter(now units.Time, port int, b int32, n int) {
+	p := &s.ports[port]
 	t := max(now+p.cfg.IngressDelay, s.now, p.lastIn)
 	p.lastIn = t
-	p.in.push(pkt{buf: b, n: int32(len(frame)), in: int16(port), t: t})
+	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t})
 	s.nin++
 	// A frame behind others on its line is no earlier than the line's head, so the
 	// cached minima only ever move down to t.
@@ -182,7 +222,7 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 		e.late.add(s.now - p.due)
 	}
 	s.nx.ok = false
-	s.lent = p.buf
+	s.lent, s.lentN = p.buf, p.n
 	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due}, true
 }
 

@@ -284,9 +284,12 @@ func (n *node) deliver(port int, due units.Time, frame []byte) {
 		return // an unwired port: the frame leaves the lab
 	}
 	n.s.hops++
-	if p.n.sw != nil {
+	switch {
+	case p.n.sw != nil && n.sw != nil:
+		p.n.sw.Forward(due, p.port, n.sw) // frame is n.sw's last Poll: handed over, not copied
+	case p.n.sw != nil:
 		p.n.sw.Receive(due, p.port, frame)
-	} else {
+	default:
 		p.n.h.Receive(due, p.port, frame)
 	}
 	// A frame received at due cannot make the peer's deadline earlier than due, so a
