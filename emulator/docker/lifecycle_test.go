@@ -136,7 +136,18 @@ func TestUserImageIperf3(t *testing.T) {
 		t.Fatalf("iperf3 server: %v\n%s", err, out)
 	}
 	time.Sleep(300 * time.Millisecond)
-	out, err := run(ctx, lab.Name, "h1", "/usr/bin/iperf3", "-c", h3, "-t", "4", "-O", "1", "-J")
+	// At nice -10, as the netns shaping tests: on a 2-core machine shared with other
+	// work, a sender at nice 0 measures the machine, not the fabric.
+	cmd, err := Command(ctx, lab.Name, "h1", "/usr/bin/iperf3", "-c", h3, "-t", "4", "-O", "1", "-J")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Args = append([]string{"nice", "-n", "-10"}, cmd.Args...)
+	if cmd.Path, err = exec.LookPath("nice"); err != nil {
+		t.Fatal(err)
+	}
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
 	if err != nil {
 		t.Fatalf("iperf3 client: %v\n%s", err, out)
 	}
@@ -153,7 +164,7 @@ func TestUserImageIperf3(t *testing.T) {
 	got := res.End.SumReceived.BitsPerSecond
 	t.Logf("iperf3 h1→h3 (image %s) across s1, s2: %.1f Mbit/s of %.0f configured (%.1f%%)", img, got/1e6, rate/1e6, 100*got/rate)
 	// TCP goodput over 1500 B frames is at most 94.9% of the line rate (headers).
-	if got < 0.85*rate || got > 1.02*rate {
+	if got < 0.88*rate || got > 1.02*rate {
 		t.Errorf("iperf3 got %.1f Mbit/s, want about %.0f", got/1e6, rate/1e6)
 	}
 }
