@@ -95,7 +95,7 @@ func dashboardSource(arg string, d *dashboardOptions) (dashboard.Source, error) 
 	}
 	lab, err := pickLab(arg)
 	if err != nil {
-		return nil, fmt.Errorf("dashboard: %q is neither a results directory nor a lab that is up: %w", arg, err)
+		return nil, fmt.Errorf("dashboard: no results directory given and %w (usage: reef dashboard RUN_DIR|LAB)", err)
 	}
 	src, err := dashboard.OpenLab("", lab, d.every)
 	if err != nil && arg != "" {

@@ -12,14 +12,14 @@ import (
 	"reef/units"
 )
 
-// tinyExperiment is a two-point sweep on a 2+1 dumbbell, a few ms long.
+// tinyExperiment is a two-point sweep on a 2+1 dumbbell, 2 ms long.
 const tinyExperiment = `name: tiny
 topology:
   name: tiny
   defaults: {rate: 1Gbps, delay: 5us, buffer: 1MB, mtu: 1500}
   generator: {kind: dumbbell, hosts_left: 2, hosts_right: 1}
-duration: 4ms
-sample_interval: 50us
+duration: 2ms
+sample_interval: 100us
 seed: 1
 defaults:
   cc: "${cc}"
@@ -86,7 +86,7 @@ func TestProgressFromRunner(t *testing.T) {
 	if len(s.Verdicts) != len(out.Results) || len(s.Verdicts) == 0 {
 		t.Fatalf("%d verdicts shown, runner decided %d", len(s.Verdicts), len(out.Results))
 	}
-	if s.Run == nil || s.Run.Flows[0].Samples == nil || s.Now != 4*units.Millisecond {
+	if s.Run == nil || s.Run.Flows[0].Samples == nil || s.Now != 2*units.Millisecond {
 		t.Fatalf("last run not shown to its end: now %v", s.Now)
 	}
 }
