@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"path/filepath"
+	"time"
 
 	"reef/emulator"
 	"reef/emulator/netns"
@@ -41,6 +42,12 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 		if dir, err := StaticBinaries(); err == nil {
 			nb.Up.Switchd = filepath.Join(dir, "switchd")
 		}
+	}
+	if nb.Lead <= 0 {
+		// Containers come up far slower than namespaces (about 0.3 s each on an idle
+		// 2-core machine, several times that when it is busy): pick the run's time zero
+		// far enough ahead that the lab is ready by then.
+		nb.Lead = 5*time.Second + time.Duration(len(p.Hosts)+len(p.Switches))*1500*time.Millisecond
 	}
 	img := b.Images
 	nb.Lifecycle = netns.Lifecycle{
