@@ -306,7 +306,9 @@ func ensureImages(ctx context.Context, c *Client, p *plan.Plan, o Options, log *
 
 // startSwitches writes each switch's config into the lab directory and starts switchd
 // inside each switch container: nsenter into the container's mount, UTS, IPC and
-// network namespaces, running the image's /switchd. The daemon stays in the
+// network namespaces, running /reef/switchd (the static build mounted from the
+// controller, so it always matches the controller; the image has its own /switchd
+// for standalone use). The daemon stays in the
 // controller's cgroups rather than the container's: on kernels with RT group
 // scheduling (cgroup v1 cpu.rt_runtime_us), a container's cgroup has no real-time
 // budget, so switchd's SCHED_FIFO datapath thread would fall back to normal priority
@@ -342,7 +344,7 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 		}
 		stats := filepath.Join(lab.Dir, name+".stats.json")
 		args := []string{"-t", strconv.Itoa(pids[name]), "-m", "-u", "-i", "-n", "-r", "-w", "--",
-			"/switchd", "--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10), "--stats", stats, "--ready-fd", "3"}
+			"/reef/switchd", "--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10), "--stats", stats, "--ready-fd", "3"}
 		if o.RingFrames > 0 {
 			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
 		}
