@@ -60,10 +60,18 @@ type Token = *Slot
 type Engine struct {
 	now  units.Time
 	seq  uint64
-	q    []*Slot
+	q    []hent  // the heap
 	cur  []*Slot // the now-queue; nil entries were cancelled or moved
 	head int     // first entry of cur not yet fired
 	ncur int     // live entries in cur
+}
+
+// hent is a heap entry: the ordering key inline, so sifting compares without chasing
+// the slot pointers.
+type hent struct {
+	at  units.Time
+	seq uint64
+	s   *Slot
 }
 
 // Now is the time of the event being fired (or of the last one).
@@ -102,12 +110,14 @@ func (e *Engine) Set(s *Slot, t units.Time) {
 		return
 	}
 	if s.idx == 0 {
-		e.q = append(e.q, s)
+		e.q = append(e.q, hent{t, s.seq, s})
 		s.idx = len(e.q)
 		e.up(s.idx - 1)
 		return
 	}
-	if i := s.idx - 1; !e.down(i) {
+	i := s.idx - 1
+	e.q[i].at, e.q[i].seq = t, s.seq
+	if !e.down(i) {
 		e.up(i)
 	}
 }
@@ -158,7 +168,7 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 		var s *Slot
 		switch {
 		case len(e.q) > 0 && (e.ncur == 0 || e.q[0].at == e.now) && e.q[0].at <= until:
-			s = e.q[0]
+			s = e.q[0].s
 			e.remove(0)
 		case e.ncur > 0 && e.now <= until:
 			for e.cur[e.head] == nil {
@@ -190,14 +200,14 @@ func (e *Engine) unqueue0(s *Slot) {
 }
 
 func (e *Engine) less(i, j int) bool {
-	a, b := e.q[i], e.q[j]
+	a, b := &e.q[i], &e.q[j]
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 func (e *Engine) swap(i, j int) {
 	e.q[i], e.q[j] = e.q[j], e.q[i]
-	e.q[i].idx = i + 1
-	e.q[j].idx = j + 1
+	e.q[i].s.idx = i + 1
+	e.q[j].s.idx = j + 1
 }
 
 func (e *Engine) up(j int) {
@@ -233,12 +243,12 @@ func (e *Engine) down(i0 int) bool {
 
 func (e *Engine) remove(i int) {
 	n := len(e.q) - 1
-	e.q[i].idx = 0
+	e.q[i].s.idx = 0
 	if i != n {
 		e.q[i] = e.q[n]
-		e.q[i].idx = i + 1
+		e.q[i].s.idx = i + 1
 	}
-	e.q[n] = nil
+	e.q[n] = hent{}
 	e.q = e.q[:n]
 	if i != n {
 		if !e.down(i) {
