@@ -82,9 +82,9 @@ func DeleteNamed(name string) error { return deleteNamed(name) }
 func WireLink(l *plan.Link, a, b *NS) error {
 	ha, hb := a.h, b.h
 	v := &netlink.Veth{
-		LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: l.MTU, HardwareAddr: ifaceMAC(l.A),
+		LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: DeviceMTU(l.MTU), HardwareAddr: ifaceMAC(l.A),
 			Namespace: netlink.NsFd(ha.fd), TxQLen: 1000},
-		PeerName: l.B.Iface, PeerMTU: uint32(l.MTU), PeerHardwareAddr: ifaceMAC(l.B),
+		PeerName: l.B.Iface, PeerMTU: uint32(DeviceMTU(l.MTU)), PeerHardwareAddr: ifaceMAC(l.B),
 		PeerNamespace: netlink.NsFd(hb.fd),
 	}
 	if err := netlink.LinkAdd(v); err != nil {

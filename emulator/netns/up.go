@@ -182,9 +182,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
 		}
 		v := &netlink.Veth{
-			LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: l.MTU, HardwareAddr: ifaceMAC(l.A),
+			LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: DeviceMTU(l.MTU), HardwareAddr: ifaceMAC(l.A),
 				Namespace: netlink.NsFd(ha.fd), TxQLen: 1000},
-			PeerName: l.B.Iface, PeerMTU: uint32(l.MTU), PeerHardwareAddr: ifaceMAC(l.B),
+			PeerName: l.B.Iface, PeerMTU: uint32(DeviceMTU(l.MTU)), PeerHardwareAddr: ifaceMAC(l.B),
 			PeerNamespace: netlink.NsFd(hb.fd),
 		}
 		if err := netlink.LinkAdd(v); err != nil {
@@ -325,8 +325,11 @@ func setupHost(p *plan.Plan, h *plan.Host, nh *nsHandle, hosts []byte) error {
 		return wrap("gateway neighbour", err)
 	}
 	dst := &net.IPNet{IP: LabNet.Addr().AsSlice(), Mask: net.CIDRMask(LabNet.Bits(), 32)}
+	// The device MTU has room for reef's release trailer (DeviceMTU); the kernel's own
+	// traffic keeps the link's MTU: path MTU locked, MSS advertised from it.
+	mtu := routeMTU(c.MTU)
 	if err := nh.nl.RouteAdd(&netlink.Route{LinkIndex: lk.Attrs().Index, Dst: dst, Gw: gw,
-		Flags: int(netlink.FLAG_ONLINK), Src: c.Addr.AsSlice()}); err != nil {
+		Flags: int(netlink.FLAG_ONLINK), Src: c.Addr.AsSlice(), MTU: mtu, MTULock: true, AdvMSS: mtu - 40}); err != nil {
 		return wrap("route", err)
 	}
 	if c.Rate > 0 {

@@ -16,10 +16,17 @@
 // and writes each frame out, then re-arms the timerfd at NextDeadline. Nothing on that
 // path allocates.
 //
-// Arrivals carry the kernel's receive timestamp, not the wakeup's: frames from all
-// rings are merged in timestamp order and handed to Receive at their arrival time
-// (clamped so the node never sees time go backwards). A daemon that was descheduled for
-// a while therefore releases late, but computes the same departures as an on-time one.
+// Arrivals carry the computed schedule, not the wakeup's time. Every IPv4 frame a driver
+// sends ends with a release trailer (trailer.go): its Due, the upstream node's computed
+// release time. The receiving driver strips it before the node sees the frame and hands
+// the frame to Receive at that Due (never later than the kernel's receive stamp; a Due
+// later than the stamp or more than Config.MaxCarry older is rejected and counted), or
+// at the kernel's receive stamp for frames without one (the kernel's own traffic).
+// Frames from all rings are merged in arrival order (clamped so the node never sees time
+// go backwards). A daemon that was descheduled therefore releases late, but neither it
+// nor the next hop computes different departures: lateness shows as lateness, never as
+// queueing downstream (DESIGN principle 2). Every lab veth's MTU leaves room for the
+// trailer (emulator/netns DeviceMTU).
 //
 // Time is the lab's: a Clock returns CLOCK_MONOTONIC nanoseconds minus an epoch shared by
 // every daemon of a lab (passed on their command lines), so hosts and switches agree on
@@ -42,4 +49,7 @@
 //
 // Linux only, root (CAP_NET_RAW). No PACKET_TX_RING yet (one sendmmsg per batch).
 // Frames longer than the ring's frame slot are counted in RxTruncated and dropped.
+// A switch clamps arrivals to the last time it was polled, so a carried Due earlier than
+// the downstream daemon's last wakeup arrives at that wakeup instead (bounded by the
+// wakeup, not by the upstream's lateness). PortStats.TxBytes counts the trailers.
 package afpacket

@@ -50,11 +50,26 @@ type Config struct {
 	// before going back to sleep: no wakeup per frame when frames come faster than
 	// one per BusyPoll, at the price of a CPU kept busy meanwhile.
 	BusyPoll units.Time
+	// MaxCarry bounds how much earlier than the kernel's receive stamp a release
+	// trailer's Due may be and still be used as the arrival time (see trailer.go);
+	// older ones, and ones later than the stamp, are counted and ignored. 0 means
+	// DefaultMaxCarry.
+	MaxCarry units.Time
 	// Until, when > 0, is the lab time at which Run returns nil on its own. Stopping
 	// from the datapath thread needs no other goroutine, which a busy machine running
 	// every daemon under SCHED_FIFO may not schedule for seconds.
 	Until units.Time
 }
+
+// DefaultMaxCarry is Config.MaxCarry's default: well past the stalls a loaded machine
+// inflicts on a daemon, so only a trailer from another clock (or garbage that happened
+// to end in the magic) is rejected.
+const DefaultMaxCarry = 100 * units.Millisecond
+
+// carryAhead is how much later than the receive stamp a carried Due may be before it
+// is rejected: the stamp is CLOCK_REALTIME read back through an offset measured to
+// within a few µs (Clock.Resync), so a Due can look slightly later than its arrival.
+const carryAhead = 50 * units.Microsecond
 
 // Stats are the driver's own counters (the node keeps the pipeline's).
 type Stats struct {
@@ -91,12 +106,25 @@ type head struct {
 	frame []byte
 	at    units.Time
 	ok    bool
+	carry carry
 }
+
+// carry is what became of a frame's release trailer.
+type carry uint8
+
+const (
+	carryNone     carry = iota // no trailer: the kernel's stamp
+	carryUsed                  // the carried Due
+	carryRejected              // an implausible Due: the kernel's stamp
+)
 
 // Open opens every port of cfg (in the calling thread's network namespace) for node.
 func Open(node Node, cfg Config) (*Driver, error) {
 	if cfg.Clock == nil {
 		return nil, errors.New("afpacket: no clock")
+	}
+	if cfg.MaxCarry <= 0 {
+		cfg.MaxCarry = DefaultMaxCarry
 	}
 	d := &Driver{cfg: cfg, node: node}
 	for _, name := range cfg.Ports {
@@ -362,7 +390,7 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 			}
 			moved = true
 			if o.Port >= 0 && o.Port < len(d.ports) {
-				d.ports[o.Port].Queue(o.Frame) // copied: the node may reuse it now
+				d.ports[o.Port].Queue(o.Frame, o.Due) // copied: the node may reuse it now
 			}
 		}
 		d.floor = max(d.floor, now)
@@ -379,10 +407,13 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 	return moved
 }
 
-// drain hands up to budget waiting frames to the node, merged across ports in the order
-// the kernel stamped them on arrival, each with its arrival time (kept within
-// [floor, now]). Stamping arrivals rather than wakeups keeps the computed schedule right
-// when the daemon was descheduled: only the release is late, not the departure times.
+// drain hands up to budget waiting frames to the node, merged across ports in arrival
+// order, each with its arrival time (kept within [floor, now]). A frame's arrival is
+// the Due its release trailer carried (the upstream daemon's computed release), or the
+// kernel's receive stamp when it has none: stamping arrivals rather than wakeups keeps
+// the computed schedule right when this daemon was descheduled, and the carried Due
+// keeps it right when the upstream one was (only the release is late, never the
+// departure times).
 func (d *Driver) drain(now units.Time, budget int) (n int) {
 	for i, p := range d.ports {
 		d.heads[i] = d.peek(p)
@@ -400,18 +431,40 @@ func (d *Driver) drain(now units.Time, budget int) (n int) {
 		at := min(max(d.heads[best].at, d.floor), now)
 		d.node.Receive(at, best, d.heads[best].frame)
 		d.floor = at
-		d.ports[best].release(true)
-		d.heads[best] = d.peek(d.ports[best])
+		p := d.ports[best]
+		switch d.heads[best].carry {
+		case carryUsed:
+			p.rxCarried++
+		case carryRejected:
+			p.rxCarryRejected++
+		}
+		p.release(true)
+		d.heads[best] = d.peek(p)
 	}
 	return n
 }
 
+// peek returns p's oldest waiting frame with its arrival time.
 func (d *Driver) peek(p *Port) head {
-	f, sec, nsec, ok := p.head()
+	f, sec, nsec, due, carried, ok := p.head()
 	if !ok {
 		return head{}
 	}
-	return head{frame: f, at: d.cfg.Clock.FromRealtime(sec, nsec), ok: true}
+	h := head{frame: f, at: d.cfg.Clock.FromRealtime(sec, nsec), ok: true}
+	if carried {
+		h.at, h.carry = arrival(h.at, due, d.cfg.MaxCarry)
+	}
+	return h
+}
+
+// arrival returns the arrival time of a frame the kernel stamped at stamp whose
+// trailer carried due: due when it is plausible (never later than stamp), stamp when
+// due is later than stamp (beyond the clocks' reading error) or older than maxCarry.
+func arrival(stamp, due, maxCarry units.Time) (units.Time, carry) {
+	if due > stamp+carryAhead || due < stamp-maxCarry {
+		return stamp, carryRejected
+	}
+	return min(due, stamp), carryUsed
 }
 
 func (d *Driver) recordLate(late units.Time) {

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"reef/units"
 )
 
 // ringMacOffset is where the kernel puts a frame's first byte inside a TPACKET_V2 slot:
@@ -30,14 +32,17 @@ type Port struct {
 
 	// Counters, owned by the datapath goroutine.
 	rxFrames, rxBytes, rxTruncated, rxCsumPartial uint64
-	txFrames, txBytes, txErrors                   uint64
+	rxCarried, rxCarryRejected                    uint64
+	txFrames, txBytes, txErrors, txTrailers       uint64
+	headLen                                       int // length of the frame head returned
 	ringDrops                                     uint64
 	sockErrors                                    uint64
 }
 
 // PortOptions size a port's ring and pick its socket options.
 type PortOptions struct {
-	// MTU is the largest IP packet the port carries; slots hold MTU+18 bytes.
+	// MTU is the largest IP packet the port carries; slots hold MTU+18 bytes and the
+	// release trailer.
 	MTU int
 	// RingFrames is the number of RX ring slots (rounded up to fill whole blocks).
 	RingFrames int
@@ -75,7 +80,7 @@ func OpenPort(name string, o PortOptions) (p *Port, err error) {
 		return nil, wrap("PACKET_VERSION", err)
 	}
 	p.frameSize = 128
-	for p.frameSize < ringMacOffset+o.MTU+18 {
+	for p.frameSize < ringMacOffset+o.MTU+18+TrailerLen {
 		p.frameSize *= 2
 	}
 	block := max(p.frameSize, unix.Getpagesize())
@@ -132,16 +137,17 @@ func (p *Port) slot(i int) *unix.Tpacket2Hdr {
 	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&p.ring[i*p.frameSize]))
 }
 
-// head returns the oldest frame waiting in the ring and its receive timestamp
-// (CLOCK_REALTIME seconds and nanoseconds), or ok false when the ring is empty.
+// head returns the oldest frame waiting in the ring, its receive timestamp
+// (CLOCK_REALTIME seconds and nanoseconds) and the Due its release trailer carried
+// (carried false: none), or ok false when the ring is empty. The trailer is stripped.
 // Truncated frames are skipped (counted in RxTruncated). The frame aliases the ring
 // until release.
-func (p *Port) head() (frame []byte, sec, nsec uint32, ok bool) {
+func (p *Port) head() (frame []byte, sec, nsec uint32, due units.Time, carried, ok bool) {
 	for {
 		h := p.slot(p.next)
 		st := atomic.LoadUint32(&h.Status)
 		if st&unix.TP_STATUS_USER == 0 {
-			return nil, 0, 0, false
+			return nil, 0, 0, 0, false, false
 		}
 		if h.Snaplen < h.Len {
 			p.rxTruncated++
@@ -153,16 +159,19 @@ func (p *Port) head() (frame []byte, sec, nsec uint32, ok bool) {
 		}
 		off := p.next*p.frameSize + int(h.Mac)
 		n := int(h.Snaplen)
-		return p.ring[off : off+n : off+n], h.Sec, h.Nsec, true
+		frame, due, carried = StripTrailer(p.ring[off : off+n : off+n])
+		p.headLen = len(frame)
+		return frame, h.Sec, h.Nsec, due, carried, true
 	}
 }
 
-// release gives the head slot back to the kernel; delivered counts it as received.
+// release gives the head slot back to the kernel; delivered counts it as received
+// (its length without the trailer).
 func (p *Port) release(delivered bool) {
 	h := p.slot(p.next)
 	if delivered {
 		p.rxFrames++
-		p.rxBytes += uint64(h.Snaplen)
+		p.rxBytes += uint64(p.headLen)
 	}
 	atomic.StoreUint32(&h.Status, unix.TP_STATUS_KERNEL)
 	p.next++
@@ -202,17 +211,21 @@ func newTxBatch(size int) *txBatch {
 	return b
 }
 
-// Queue copies frame into the port's TX batch (the caller may reuse frame at once) and
-// sends the batch when it is full. Frames larger than a slot are dropped and counted
-// in TxErrors. Call Flush before sleeping.
-func (p *Port) Queue(frame []byte) {
+// Queue copies frame into the port's TX batch (the caller may reuse frame at once),
+// with the release trailer carrying due when it is an IPv4 frame, and sends the batch
+// when it is full. Frames larger than a slot are dropped and counted in TxErrors. Call
+// Flush before sleeping.
+func (p *Port) Queue(frame []byte, due units.Time) {
 	b := p.tx
 	if len(frame) > len(b.slots[b.n]) {
 		p.txErrors++
 		return
 	}
-	copy(b.slots[b.n], frame)
-	b.iov[b.n].SetLen(len(frame))
+	n, ok := PutTrailer(b.slots[b.n], frame, due)
+	if ok {
+		p.txTrailers++
+	}
+	b.iov[b.n].SetLen(n)
 	b.n++
 	if b.n == BatchSize {
 		p.Flush()
@@ -239,7 +252,8 @@ func (p *Port) Flush() {
 	b.n = 0
 }
 
-// Write sends one frame out of the port; the kernel copies it before Write returns.
+// Write sends one frame out of the port as it is (no trailer); the kernel copies it
+// before Write returns.
 func (p *Port) Write(frame []byte) error {
 	_, err := unix.Write(p.fd, frame)
 	if err != nil {
@@ -269,19 +283,27 @@ type PortStats struct {
 	RxBytes       uint64 `json:"rx_bytes"`
 	RxTruncated   uint64 `json:"rx_truncated"`
 	RxCsumPartial uint64 `json:"rx_csum_partial"`
+	// RxCarried carried a release trailer (stripped; its Due was the arrival time);
+	// RxCarryRejected carried one whose Due was implausible (later than the kernel's
+	// receive stamp, or older than Config.MaxCarry before it): they got the stamp.
+	RxCarried       uint64 `json:"rx_carried"`
+	RxCarryRejected uint64 `json:"rx_carry_rejected"`
 	// RingDrops were dropped by the kernel because the ring was full.
 	RingDrops uint64 `json:"ring_drops"`
 	// TxFrames/TxBytes were written; TxErrors failed to write (lost).
 	TxFrames uint64 `json:"tx_frames"`
 	TxBytes  uint64 `json:"tx_bytes"`
 	TxErrors uint64 `json:"tx_errors"`
+	// TxTrailers were sent with a release trailer (the IPv4 ones).
+	TxTrailers uint64 `json:"tx_trailers"`
 	// SocketErrors counts errors the socket reported through epoll (cleared).
 	SocketErrors uint64 `json:"socket_errors"`
 }
 
 func (p *Port) stats() PortStats {
 	return PortStats{Name: p.Name, RxFrames: p.rxFrames, RxBytes: p.rxBytes, RxTruncated: p.rxTruncated,
-		RxCsumPartial: p.rxCsumPartial, RingDrops: p.ringDrops, TxFrames: p.txFrames, TxBytes: p.txBytes, TxErrors: p.txErrors, SocketErrors: p.sockErrors}
+		RxCsumPartial: p.rxCsumPartial, RingDrops: p.ringDrops, TxFrames: p.txFrames, TxBytes: p.txBytes, TxErrors: p.txErrors, SocketErrors: p.sockErrors,
+		RxCarried: p.rxCarried, RxCarryRejected: p.rxCarryRejected, TxTrailers: p.txTrailers}
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
