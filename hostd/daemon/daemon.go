@@ -13,6 +13,12 @@
 // The kernel keeps its own stack on the same interface (ping, iperf3 still work); the
 // daemon holds the reef UDP port so the kernel does not answer reef packets with ICMP
 // port-unreachable.
+//
+// Times are the computed schedule's at both ends, as in the sim: the driver appends
+// each frame's NIC Due in a release trailer (so the first switch computes from when the
+// NIC was due to send, not from when this daemon got round to it), and a reef frame
+// from the last switch reaches the host at the Due its trailer carries, so RTT samples
+// and ECN/INT feedback are free of the last hop's release jitter (see switchd/afpacket).
 package daemon
 
 import (
