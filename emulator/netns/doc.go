@@ -10,12 +10,14 @@
 //     /run/netns exactly like `ip netns add` (so `ip netns exec` works), with IPv6
 //     disabled and loopback up.
 //   - A veth pair per link, both ends created directly inside their namespaces with the
-//     planner's names, MACs and MTU, and every offload off on both ends (checksum,
+//     planner's names and MACs, the device MTU DeviceMTU (the link's MTU plus reef's
+//     release trailer), and every offload off on both ends (checksum,
 //     scatter-gather, all segmentation, GRO, VLAN), so switches see MTU-sized frames
 //     with complete checksums. A switch port's interface carries a shadow MAC (see
 //     ifaceMAC) so the switch namespace's kernel drops every frame at once while
 //     switchd sees it.
-//   - Per host: its /32 address, the route LabNet via Gateway onlink, a permanent
+//   - Per host: its /32 address, the route LabNet via Gateway onlink (MTU locked at the
+//     link's MTU, so the kernel's own packets never use the trailer's room), a permanent
 //     neighbour entry Gateway → its ToR port MAC (no ARP ever), a tbf qdisc at the
 //     host link's rate, and /etc/netns/<namespace>/hosts naming every host of the lab.
 //   - Per switch: its switchd.Config as JSON in the lab directory and a switchd started
