@@ -253,7 +253,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 	}
 	log.Debug("links and hosts up", "lab", p.Lab, "elapsed", time.Since(t0))
 
-	if err := startSwitches(ctx, lab, &st, pids, o); err != nil {
+	if err := startSwitches(ctx, lab, &st, pids, bins, o); err != nil {
 		return nil, err
 	}
 	st.Ready = true
@@ -305,17 +305,20 @@ func ensureImages(ctx context.Context, c *Client, p *plan.Plan, o Options, log *
 }
 
 // startSwitches writes each switch's config into the lab directory and starts switchd
-// inside each switch container: nsenter into the container's mount, UTS, IPC and
-// network namespaces, running /reef/switchd (the static build mounted from the
-// controller, so it always matches the controller; the image has its own /switchd
-// for standalone use). The daemon stays in the
-// controller's cgroups rather than the container's: on kernels with RT group
-// scheduling (cgroup v1 cpu.rt_runtime_us), a container's cgroup has no real-time
-// budget, so switchd's SCHED_FIFO datapath thread would fall back to normal priority
-// and lose packets' timing on a busy machine (measured: 18 instead of 91 Mbit/s through
-// two switches at 100 Mbit/s under load). It reports readiness on an inherited pipe, as
-// on netns.
-func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids map[string]int, o Options) error {
+// inside each switch container's network, UTS and IPC namespaces (nsenter), running the
+// static build reef mounts at /reef (bins on the machine), so it always matches the
+// controller; the image's own /switchd is for standalone use. The daemon stays in the
+// controller's cgroups and in the machine's mount and PID namespaces, on purpose:
+//   - on kernels with RT group scheduling (cgroup v1 cpu.rt_runtime_us) a container's
+//     cgroup has no real-time budget, so switchd's SCHED_FIFO datapath thread fell back
+//     to normal priority (measured: 18 instead of 91 Mbit/s through two switches at
+//     100 Mbit/s on the loaded machine);
+//   - inside the container's mount namespace /proc is the container's PID namespace's,
+//     where switchd cannot find its own threads to renice them (nice stayed 0, and a
+//     Poseidon run lost 12–20% of its victim's goodput against netns).
+//
+// It reports readiness on an inherited pipe, as on netns.
+func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids map[string]int, bins string, o Options) error {
 	type started struct {
 		node  string
 		ready *os.File
@@ -343,8 +346,8 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 			return fmt.Errorf("docker: switch %s: %w", name, err)
 		}
 		stats := filepath.Join(lab.Dir, name+".stats.json")
-		args := []string{"-t", strconv.Itoa(pids[name]), "-m", "-u", "-i", "-n", "-r", "-w", "--",
-			"/reef/switchd", "--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10), "--stats", stats, "--ready-fd", "3"}
+		args := []string{"-t", strconv.Itoa(pids[name]), "-u", "-i", "-n", "--",
+			filepath.Join(bins, "switchd"), "--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10), "--stats", stats, "--ready-fd", "3"}
 		if o.RingFrames > 0 {
 			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
 		}
