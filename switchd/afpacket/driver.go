@@ -390,7 +390,9 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 			}
 			moved = true
 			if o.Port >= 0 && o.Port < len(d.ports) {
-				d.ports[o.Port].Queue(o.Frame, o.Due) // copied: the node may reuse it now
+				// Copied: the node may reuse it now. The trailer carries the Due on
+				// CLOCK_MONOTONIC, which every daemon shares whatever its epoch.
+				d.ports[o.Port].Queue(o.Frame, o.Due+units.Time(d.cfg.Clock.Epoch()))
 			}
 		}
 		d.floor = max(d.floor, now)
@@ -452,7 +454,7 @@ func (d *Driver) peek(p *Port) head {
 	}
 	h := head{frame: f, at: d.cfg.Clock.FromRealtime(sec, nsec), ok: true}
 	if carried {
-		h.at, h.carry = arrival(h.at, due, d.cfg.MaxCarry)
+		h.at, h.carry = arrival(h.at, due-units.Time(d.cfg.Clock.Epoch()), d.cfg.MaxCarry)
 	}
 	return h
 }

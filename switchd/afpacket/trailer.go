@@ -9,8 +9,10 @@ import (
 // The release trailer: how a reef daemon tells the next one when a frame was due.
 //
 // Every IPv4 frame a driver sends carries, right after the IP packet (at byte 14 + the
-// IP total length, replacing any Ethernet padding), TrailerLen bytes: the frame's Due in
-// lab nanoseconds (8 bytes, big endian) and TrailerMagic (4 bytes). The IP total length
+// IP total length, replacing any Ethernet padding), TrailerLen bytes: the frame's Due as a
+// CLOCK_MONOTONIC instant in ns (8 bytes, big endian; lab time plus the sender's epoch,
+// since switches count lab time from the lab's epoch and hosts from the run's) and
+// TrailerMagic (4 bytes). The IP total length
 // does not cover them, so Linux stacks on hosts trim them like Ethernet padding; the
 // receiving driver recognises them, strips them before the node sees the frame (the
 // pipeline's byte counts, serialisation times and INT never see the trailer), and hands
@@ -48,7 +50,8 @@ func ipEnd(frame []byte) (int, bool) {
 	return end, true
 }
 
-// PutTrailer copies frame into dst with the trailer carrying due after its IP packet
+// PutTrailer copies frame into dst with the trailer carrying due (a CLOCK_MONOTONIC
+// instant, ns) after its IP packet
 // (any bytes past the IP packet are dropped) and returns the bytes written. Frames that
 // are not IPv4, or for which dst has no room, are copied unchanged; ok says whether the
 // trailer was written.
