@@ -2,9 +2,13 @@ package afpacket
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"net/netip"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"reef/units"
 	"reef/wire"
@@ -131,4 +135,108 @@ func FuzzStripTrailer(f *testing.F) {
 			t.Fatal("strip and put do not round-trip")
 		}
 	})
+}
+
+// recordNode forwards port 0 to port 1 at once and records what it received.
+type recordNode struct {
+	delayNode
+	at  []units.Time
+	len []int
+}
+
+func (n *recordNode) Receive(now units.Time, port int, frame []byte) {
+	if port == 0 {
+		n.at = append(n.at, now)
+		n.len = append(n.len, len(frame))
+	}
+	n.delayNode.Receive(now, port, frame)
+}
+
+// TestDriverCarriesDue runs a driver between two veths: an IPv4 frame whose trailer
+// says it was due 2 ms ago reaches the node stripped, at that time, and leaves port 1
+// with a trailer carrying the node's Due; one whose trailer is from another clock (an
+// hour off) reaches the node at its receive stamp and is counted as rejected.
+func TestDriverCarriesDue(t *testing.T) {
+	needRoot(t)
+	var (
+		drv       *Driver
+		inj, sink int
+		clock     *Clock
+	)
+	node := &recordNode{delayNode: delayNode{delay: units.Millisecond}}
+	inFreshNetns(t, func() error {
+		for _, p := range [][2]string{{"in0", "p0"}, {"out0", "p1"}} {
+			if err := vethPair(p[0], p[1]); err != nil {
+				return err
+			}
+		}
+		var err error
+		if clock, err = NewClock(MonotonicNow() - int64(time.Second)); err != nil {
+			return err
+		}
+		if drv, err = Open(node, Config{Ports: []string{"p0", "p1"}, Clock: clock}); err != nil {
+			return err
+		}
+		if inj, err = rawSocket("in0"); err != nil {
+			return err
+		}
+		sink, err = rawSocket("out0")
+		return err
+	})
+	defer drv.Close()
+	defer unix.Close(inj)
+	defer unix.Close(sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- drv.Run(ctx) }()
+
+	frame := ipv4Frame(100, 0)
+	buf := make([]byte, 2048)
+	epoch := units.Time(clock.Epoch())
+	carried := clock.Now() - 2*units.Millisecond
+	n, _ := PutTrailer(buf, frame, carried+epoch)
+	sent := clock.Now()
+	if _, err := unix.Write(inj, buf[:n]); err != nil {
+		t.Fatal(err)
+	}
+	n, _ = PutTrailer(buf, frame, carried+epoch+units.Time(time.Hour))
+	if _, err := unix.Write(inj, buf[:n]); err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.SetsockoptTimeval(sink, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 2})
+	var dues []units.Time
+	for len(dues) < 2 {
+		m, err := unix.Read(sink, buf)
+		if err != nil {
+			t.Fatalf("frame %d never left port 1: %v", len(dues), err)
+		}
+		inner, due, ok := StripTrailer(buf[:m])
+		if !ok || len(inner) != len(frame) {
+			continue // the kernel's own chatter
+		}
+		dues = append(dues, due-epoch)
+	}
+	cancel()
+	<-done
+	if len(node.at) != 2 || node.len[0] != len(frame) || node.len[1] != len(frame) {
+		t.Fatalf("node got frames of %v bytes; want 2 of %d (trailer stripped)", node.len, len(frame))
+	}
+	if node.at[0] != carried {
+		t.Errorf("first frame arrived at %v, want its carried Due %v", node.at[0], carried)
+	}
+	if node.at[1] < sent {
+		t.Errorf("second frame (foreign clock) arrived at %v, before it was sent (%v): want its receive stamp", node.at[1], sent)
+	}
+	for i := range dues {
+		if want := node.at[i] + units.Millisecond; dues[i] != want {
+			t.Errorf("frame %d left carrying Due %v, want the node's %v", i, dues[i], want)
+		}
+	}
+	st := drv.Stats().Ports[0]
+	if st.RxCarried != 1 || st.RxCarryRejected != 1 {
+		t.Errorf("RxCarried %d, RxCarryRejected %d; want 1 and 1", st.RxCarried, st.RxCarryRejected)
+	}
+	if tx := drv.Stats().Ports[1].TxTrailers; tx != 2 {
+		t.Errorf("TxTrailers %d, want 2", tx)
+	}
 }
