@@ -11,7 +11,8 @@
 //
 //  1. Receive copies the frame into a buffer from a preallocated pool and puts it on
 //     the port's ingress delay line (PortConfig.IngressDelay: the propagation of a link
-//     whose far end, a host, shapes only the rate).
+//     whose far end, a host, shapes only the rate). Forward does the same for a frame
+//     another Switch's Poll just returned, exchanging buffers instead of copying.
 //  2. When it leaves the line it is parsed (wire.Classify). PFC frames pause the port's
 //     egress; anything else that is not IPv4 is dropped and counted. The TTL is
 //     decremented (checksum patched; dropped at expiry).
