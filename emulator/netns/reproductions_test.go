@@ -1,0 +1,79 @@
+package netns
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"testing"
+
+	_ "reef/cc/all"
+	"reef/emulator/runner"
+)
+
+// TestPoseidonReproductionsOnNetns runs the two Poseidon reproductions CI must run on
+// real namespaces (issue 7): poseidon-multihop and poseidon-reverse-path, with their
+// netns time scale. Every run must complete and report its fidelity. An expectation of
+// a run whose fidelity verdict is ok must hold, and a check comparing runs must hold
+// when all its runs were ok; where the emulator could not keep up on this machine, the
+// run says so in its summary and the test logs the verdicts instead of asserting them.
+func TestPoseidonReproductionsOnNetns(t *testing.T) {
+	needRoot(t)
+	for _, name := range []string{"poseidon-multihop", "poseidon-reverse-path"} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join("..", "..", "experiments", name+".yaml")
+			o, err := runner.Run(context.Background(), file, runner.Options{Backend: BackendName, OutDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := map[string]bool{} // run vars (as a map key) → fidelity ok
+			allOK := true
+			for _, s := range o.Summaries {
+				v := s.Fidelity.Verdict
+				if v != "ok" && v != "degraded" {
+					t.Errorf("run %s: fidelity verdict %q, want ok or degraded", s.Run, v)
+				}
+				ok[key(s.Vars)] = v == "ok"
+				allOK = allOK && v == "ok"
+				t.Logf("run %s: fidelity %s (lateness p50 %.0fµs p99 %.0fµs)", s.Run, v, s.Fidelity.LatenessP50US, s.Fidelity.LatenessP99US)
+			}
+			if len(o.Summaries) == 0 {
+				t.Fatal("no run completed")
+			}
+			asserted := 0
+			for _, r := range o.Results {
+				runOK, perRun := ok[key(r.Vars)]
+				if (perRun && runOK) || (!perRun && allOK) {
+					asserted++
+					if !r.Pass {
+						t.Errorf("%s %v: %s, bound %s (%s)", r.Name, r.Vars, r.ValueText, r.BoundText, r.Claim)
+					}
+					continue
+				}
+				t.Logf("not asserted (emulator degraded): %s %v: %s, bound %s, pass=%v", r.Name, r.Vars, r.ValueText, r.BoundText, r.Pass)
+			}
+			t.Logf("%d of %d expectations asserted", asserted, len(o.Results))
+		})
+	}
+}
+
+// key turns a run's sweep variables into a map key.
+func key(vars map[string]string) string {
+	k := ""
+	for _, n := range sortedKeys(vars) {
+		k += n + "=" + vars[n] + ";"
+	}
+	return k
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range maps.Keys(m) {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
