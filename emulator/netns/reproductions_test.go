@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	_ "reef/cc/all"
@@ -59,21 +60,8 @@ func TestPoseidonReproductionsOnNetns(t *testing.T) {
 // key turns a run's sweep variables into a map key.
 func key(vars map[string]string) string {
 	k := ""
-	for _, n := range sortedKeys(vars) {
+	for _, n := range slices.Sorted(maps.Keys(vars)) {
 		k += n + "=" + vars[n] + ";"
 	}
 	return k
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range maps.Keys(m) {
-		ks = append(ks, k)
-	}
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
-		}
-	}
-	return ks
 }
