@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -15,34 +14,16 @@ import (
 
 	"reef/emulator/plan"
 	"reef/emulator/topo"
+	"reef/internal/testenv"
 	"reef/switchd"
 	"reef/units"
 )
 
-// needRoot skips the test without root, except in CI (CI=true), where a missing
-// prerequisite fails it.
-func needRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		missing(t, "root")
-	}
-}
+// needRoot and needTool state the tests' prerequisites (reef/internal/testenv: a skip
+// outside CI, a failure in CI).
+func needRoot(t testing.TB) { t.Helper(); testenv.RequireRoot(t) }
 
-// needTool requires a program on $PATH (same CI rule as needRoot).
-func needTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		missing(t, name)
-	}
-}
-
-func missing(t testing.TB, what string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required in CI", what)
-	}
-	t.Skipf("needs %s", what)
-}
+func needTool(t testing.TB, name string) { t.Helper(); testenv.RequireProgram(t, name) }
 
 var (
 	switchdOnce sync.Once

@@ -12,21 +12,14 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"reef/internal/testenv"
 	"reef/switchd"
 	"reef/units"
 )
 
-// needRoot skips without root, except in CI (CI=true), where it fails.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("root is required in CI")
-	}
-	t.Skip("needs root")
-}
+// needRoot states the tests' prerequisite (reef/internal/testenv: a skip outside CI, a
+// failure in CI).
+func needRoot(t *testing.T) { t.Helper(); testenv.RequireRoot(t) }
 
 // inFreshNetns runs fn on a thread moved into a new network namespace. The thread is
 // never unlocked, so it dies with its goroutine; sockets fn opens keep the namespace.
