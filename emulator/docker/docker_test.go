@@ -125,3 +125,29 @@ func TestUpPingDown(t *testing.T) {
 	}
 	assertGone(t, lab.Name)
 }
+
+// TestToolsImage builds reef/tools:dev (a static busybox from the machine) and runs a
+// busybox shell and ping inside a host container, resolving a lab host by name.
+func TestToolsImage(t *testing.T) {
+	testenv.RequireDocker(t)
+	if b, err := os.ReadFile(BusyboxPath); err != nil || !isStatic(b) {
+		testenv.RequireProgram(t, "busybox-static-is-not-installed") // skips, or fails in CI
+	}
+	c, err := NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BuildImages(context.Background(), c, ImageOptions{Tools: true}); err != nil {
+		t.Fatal(err)
+	}
+	lab := up(t, planFor(t, labName("dkt"), "1Gbps"), Options{HostImage: ToolsImage})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := run(ctx, lab.Name, "h1", "sh", "-c", "readlink /bin/ping && ping -c 2 -W 2 h3")
+	if err != nil {
+		t.Fatalf("busybox in h1: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "busybox") || !strings.Contains(out, " 0% packet loss") {
+		t.Errorf("want busybox's ping from inside the container, 0%% loss; got:\n%s", out)
+	}
+}
