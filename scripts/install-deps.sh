@@ -4,13 +4,14 @@
 #
 #   install-deps.sh run    what experiments need (iproute2 for `ip netns exec`)
 #   install-deps.sh test   what the tests need besides (iperf3, ping, tshark for the
-#                          dissector, chromium for the dashboard, prometheus)
+#                          dissector, chromium for the dashboard, prometheus,
+#                          busybox-static for the students' tools image)
 set -euo pipefail
 profile=${1:-test}
 pkgs=(iproute2 ethtool)
 case "$profile" in
   run) ;;
-  test) pkgs+=(iperf3 iputils-ping tshark chromium prometheus) ;;
+  test) pkgs+=(iperf3 iputils-ping tshark chromium prometheus busybox-static) ;;
   *) echo "install-deps: unknown profile $profile (want run or test)" >&2; exit 2 ;;
 esac
 need=()
