@@ -35,9 +35,14 @@ lint:
 # every other package (drivers, backends, runner, dashboard, CLI) runs under -race.
 CORES := ./units/... ./wire/... ./cc/... ./switchd ./hostd ./hostd/transport ./hostd/workload ./emulator/sim
 
+# The paper reproductions on sim execute only core code and take minutes: they run
+# without the race detector (the runner's own tests run under it).
+REPRO := TestReproductionsOnSim
+
 unit:
-	$(GO) test -count=1 $(CORES)
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES))")
+	$(GO) test -count=1 -timeout 30m $(CORES)
+	$(GO) test -count=1 -timeout 30m -run '^$(REPRO)$$' ./emulator/runner
+	$(GO) test -race -count=1 -timeout 30m -skip '^$(REPRO)$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES))")
 
 # test is what CI runs: install prerequisites, build, lint, then every test with the race
 # detector (integration tests need root; in CI a missing prerequisite fails them).
