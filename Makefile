@@ -37,12 +37,12 @@ CORES := ./units/... ./wire/... ./cc/... ./switchd ./hostd ./hostd/transport ./h
 
 # The paper reproductions on sim execute only core code and take minutes: they run
 # without the race detector (the runner's own tests run under it).
-REPRO := TestReproductionsOnSim
+REPRO := TestReproductionsOnSim|TestTimelyIncastOnSim
 
 unit:
 	$(GO) test -count=1 -timeout 30m $(CORES)
-	$(GO) test -count=1 -timeout 30m -run '^$(REPRO)$$' ./emulator/runner
-	$(GO) test -race -count=1 -timeout 30m -skip '^$(REPRO)$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES))")
+	REEF_EXPERIMENTS=1 $(GO) test -count=1 -timeout 30m -run '^($(REPRO))$$' ./emulator/runner
+	$(GO) test -race -count=1 -timeout 30m -skip '^($(REPRO))$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES))")
 
 # test is what CI runs: install prerequisites, build, lint, then every test with the race
 # detector (integration tests need root; in CI a missing prerequisite fails them).
