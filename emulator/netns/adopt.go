@@ -79,8 +79,11 @@ func DeleteNamed(name string) error { return deleteNamed(name) }
 // WireLink creates link l's veth pair with both ends directly inside a and b (the
 // planner's names, MACs and MTU; a switch port gets its shadow MAC), turns every offload
 // off on both ends and brings them up: what Up does per link.
-func WireLink(l *plan.Link, a, b *NS) error {
-	ha, hb := a.h, b.h
+func WireLink(l *plan.Link, a, b *NS) error { return wireLink(l, a.h, b.h) }
+
+// wireLink creates link l's veth pair with its ends directly inside ha and hb, turns
+// every offload off on both ends and brings them up.
+func wireLink(l *plan.Link, ha, hb *nsHandle) error {
 	v := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: DeviceMTU(l.MTU), HardwareAddr: ifaceMAC(l.A),
 			Namespace: netlink.NsFd(ha.fd), TxQLen: 1000},

@@ -181,31 +181,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		if ha == nil || hb == nil {
 			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
 		}
-		v := &netlink.Veth{
-			LinkAttrs: netlink.LinkAttrs{Name: l.A.Iface, MTU: DeviceMTU(l.MTU), HardwareAddr: ifaceMAC(l.A),
-				Namespace: netlink.NsFd(ha.fd), TxQLen: 1000},
-			PeerName: l.B.Iface, PeerMTU: uint32(DeviceMTU(l.MTU)), PeerHardwareAddr: ifaceMAC(l.B),
-			PeerNamespace: netlink.NsFd(hb.fd),
-		}
-		if err := netlink.LinkAdd(v); err != nil {
-			return fmt.Errorf("netns: link %s:%s—%s:%s: %w", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface, err)
-		}
-		for _, e := range []struct {
-			h  *nsHandle
-			ep plan.Endpoint
-		}{{ha, l.A}, {hb, l.B}} {
-			if err := offloadsOff(e.h.ethFd, e.ep.Iface); err != nil {
-				return err
-			}
-			lk, err := e.h.nl.LinkByName(e.ep.Iface)
-			if err != nil {
-				return fmt.Errorf("netns: %s:%s: %w", e.ep.Node, e.ep.Iface, err)
-			}
-			if err := e.h.nl.LinkSetUp(lk); err != nil {
-				return fmt.Errorf("netns: %s:%s up: %w", e.ep.Node, e.ep.Iface, err)
-			}
-		}
-		return nil
+		return wireLink(l, ha, hb)
 	})
 	if err != nil {
 		return nil, err
