@@ -2,6 +2,7 @@ package expect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -127,14 +128,16 @@ func parseCheck(src string) (*binNode, error) {
 	return &binNode{c: t.col, op: t.text, l: l, r: r}, nil
 }
 
-func (p *parser) sum() (node, error) {
-	l, err := p.product()
+// leftAssoc parses operand {op operand} for any of ops, associating to the left: the
+// shape of every binary level of both grammars (sum, product, or, and).
+func (p *parser) leftAssoc(operand func() (node, error), ops ...string) (node, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.is("+") || p.is("-") {
+	for slices.ContainsFunc(ops, p.is) {
 		t := p.next()
-		r, err := p.product()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}
@@ -143,21 +146,9 @@ func (p *parser) sum() (node, error) {
 	return l, nil
 }
 
-func (p *parser) product() (node, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.is("*") || p.is("/") {
-		t := p.next()
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		l = &binNode{c: t.col, op: t.text, l: l, r: r}
-	}
-	return l, nil
-}
+func (p *parser) sum() (node, error) { return p.leftAssoc(p.product, "+", "-") }
+
+func (p *parser) product() (node, error) { return p.leftAssoc(p.unary, "*", "/") }
 
 func (p *parser) unary() (node, error) {
 	if p.is("-") {
@@ -264,37 +255,9 @@ func parseWhen(src string) (node, error) {
 	return x, nil
 }
 
-func (p *parser) or() (node, error) {
-	l, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for p.is("||") {
-		t := p.next()
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		l = &binNode{c: t.col, op: "||", l: l, r: r}
-	}
-	return l, nil
-}
+func (p *parser) or() (node, error) { return p.leftAssoc(p.and, "||") }
 
-func (p *parser) and() (node, error) {
-	l, err := p.not()
-	if err != nil {
-		return nil, err
-	}
-	for p.is("&&") {
-		t := p.next()
-		r, err := p.not()
-		if err != nil {
-			return nil, err
-		}
-		l = &binNode{c: t.col, op: "&&", l: l, r: r}
-	}
-	return l, nil
-}
+func (p *parser) and() (node, error) { return p.leftAssoc(p.not, "&&") }
 
 func (p *parser) not() (node, error) {
 	if p.is("!") {
