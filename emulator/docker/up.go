@@ -18,6 +18,7 @@ import (
 
 	"reef/emulator/netns"
 	"reef/emulator/plan"
+	"reef/switchd/afpacket"
 )
 
 // Labels every container of a lab carries; Down finds a lab's containers by LabelLab.
@@ -117,7 +118,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 	// Intent log first: the marker (with every container name) and netns's state (every
 	// namespace mount name), before anything carrying those names exists.
 	mk := Marker{Lab: p.Lab}
-	st := netns.State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: netns.MonotonicNow(), Topology: o.Topology}
+	st := netns.State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology}
 	for _, h := range p.Hosts {
 		n := h.Config.Name
 		mk.Containers = append(mk.Containers, ContainerName(p.Lab, n))

@@ -130,9 +130,6 @@ func Parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	return parallel(ctx, n, workers, fn)
 }
 
-// MonotonicNow is CLOCK_MONOTONIC in ns, the clock of lab epochs.
-func MonotonicNow() int64 { return monotonicNow() }
-
 // Tune raises the root namespace's netdev backlog as Up does.
 func Tune() { tune() }
 

@@ -20,6 +20,7 @@ import (
 	"reef/emulator/scenario"
 	"reef/hostd"
 	"reef/hostd/daemon"
+	"reef/switchd/afpacket"
 	"reef/units"
 )
 
@@ -237,7 +238,7 @@ type hostProc struct {
 // down.
 func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.Run, err error) {
 	t0 := time.Now()
-	epoch := monotonicNow() + lead.Nanoseconds()
+	epoch := afpacket.MonotonicNow() + lead.Nanoseconds()
 	eventsPath := filepath.Join(r.out, "events.json")
 	if err := writeJSON(eventsPath, r.events); err != nil {
 		return nil, fmt.Errorf("netns: events: %w", err)
@@ -289,17 +290,17 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 	if err != nil {
 		return nil, err
 	}
-	if left := time.Duration(epoch - monotonicNow()); left < 10*time.Millisecond {
+	if left := time.Duration(epoch - afpacket.MonotonicNow()); left < 10*time.Millisecond {
 		return nil, fmt.Errorf("%w (lead %v, %v short)", errLate, lead, -left)
 	}
-	r.log.Debug("lab ready", "lab", lab.Name, "elapsed", time.Since(t0), "starts in", time.Duration(epoch-monotonicNow()))
+	r.log.Debug("lab ready", "lab", lab.Name, "elapsed", time.Since(t0), "starts in", time.Duration(epoch-afpacket.MonotonicNow()))
 
 	// Wait for the host daemons to finish (they stop at the run's duration on their
 	// own), reporting progress; Ctrl-C stops them early.
 	var runErr error
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	limit := time.Now().Add(time.Duration(epoch-monotonicNow()) + time.Duration(r.sc.Duration) + 30*time.Second)
+	limit := time.Now().Add(time.Duration(epoch-afpacket.MonotonicNow()) + time.Duration(r.sc.Duration) + 30*time.Second)
 	stopped := false
 	for !allDone(procs) {
 		select {
@@ -312,7 +313,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		case <-tick.C:
 		}
 		if r.opts.Progress != nil {
-			reached := min(max(units.Time(monotonicNow()-epoch), 0), r.sc.Duration)
+			reached := min(max(units.Time(afpacket.MonotonicNow()-epoch), 0), r.sc.Duration)
 			r.opts.Progress(reached, r.sc.Duration)
 		}
 		if time.Now().After(limit) && !stopped {
@@ -321,7 +322,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 			stopped = true
 		}
 	}
-	wall := units.Time(monotonicNow() - epoch)
+	wall := units.Time(afpacket.MonotonicNow() - epoch)
 
 	// Switches: SIGTERM, wait for their samples.
 	swErr := r.stopSwitches(lab)

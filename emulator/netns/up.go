@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"reef/emulator/plan"
+	"reef/switchd/afpacket"
 	"reef/units"
 )
 
@@ -131,7 +132,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 
 	// The intent log: every name is on disk before anything carrying it exists.
 	sf := &stateFile{path: filepath.Join(dir, "state.json")}
-	sf.st = State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: monotonicNow(), Topology: o.Topology, Namespaces: nodes}
+	sf.st = State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology, Namespaces: nodes}
 	for _, h := range p.Hosts {
 		sf.st.EtcDirs = append(sf.st.EtcDirs, filepath.Join(DefaultEtcDir, NSName(p.Lab, h.Config.Name)))
 	}
@@ -384,12 +385,6 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 		return ctx.Err()
 	}
 	return errors.Join(errs...)
-}
-
-func monotonicNow() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
 }
 
 // startSwitches writes each switch's config and starts its switchd inside its namespace,
