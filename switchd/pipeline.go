@@ -34,6 +34,9 @@ func (s *Switch) advance(t units.Time) {
 				}
 			}
 		}
+		// A frame whose arrival is earlier than the time reached (see Receive) is
+		// processed now; it keeps its arrival for the schedule.
+		x = max(x, s.now)
 		if x > t {
 			break
 		}
@@ -255,7 +258,7 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 	f := v.Frame
 	copy(f[0:6], p.cfg.PeerMAC[:])
 	copy(f[6:12], p.cfg.MAC[:])
-	k.t, k.reef = t, int16(v.Reef)
+	k.reef = int16(v.Reef) // k.t stays the arrival, which may be earlier than t (see Receive)
 	e.q.push(k)
 	s.queued |= 1 << (uint(out) & 63)
 	e.qbytes += n

@@ -120,8 +120,11 @@ func (s *Switch) release() {
 
 // Receive hands the switch a frame that arrived on port at now. The switch copies it;
 // the caller may reuse frame after the call. The frame enters the pipeline after the
-// port's IngressDelay. A now earlier than a time the switch has already reached is
-// taken as that time. Any bytes are accepted: what cannot be forwarded is dropped and
+// port's IngressDelay. A now earlier than a time the switch has already reached (a
+// driver that read the frame late) still counts as the frame's arrival for the
+// schedule: its queueing delay, departure, Due and INT are computed from it, while the
+// pipeline processes it at the time reached; arrivals on one port are kept in order.
+// Any bytes are accepted: what cannot be forwarded is dropped and
 // counted on the port. A frame for a port the switch does not have is ignored.
 func (s *Switch) Receive(now units.Time, port int, frame []byte) {
 	b, ok := s.admit(port, len(frame))
@@ -184,7 +187,7 @@ func (s *Switch) admit(port, n int) (int32, bool) {
 // port's ingress delay line.
 func (s *Switch) enter(now units.Time, port int, b int32, n int) {
 	p := &s.ports[port]
-	t := max(now+p.cfg.IngressDelay, s.now, p.lastIn)
+	t := max(now+p.cfg.IngressDelay, p.lastIn)
 	p.lastIn = t
 	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t})
 	s.nin++

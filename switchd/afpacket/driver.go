@@ -19,7 +19,9 @@ import (
 // satisfies it.
 type Node interface {
 	// Receive hands the node a frame that arrived on port at now; the node copies
-	// what it keeps.
+	// what it keeps. now may be earlier than a time already passed to Poll (the
+	// frame was read late): it is the frame's arrival as the schedule computed it,
+	// and the node should compute with it rather than with the time it read it.
 	Receive(now units.Time, port int, frame []byte)
 	// NextDeadline is the earliest time Poll may return a frame (units.Never: idle).
 	NextDeadline() units.Time
@@ -95,9 +97,6 @@ type Driver struct {
 	node  Node
 	ports []*Port
 	stats Stats
-	// floor is the latest time handed to the node; arrivals are never stamped earlier,
-	// so the node sees time move forward only.
-	floor units.Time
 	heads []head // per port: the oldest waiting frame, for the merge in drain
 }
 
@@ -395,7 +394,6 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 				d.ports[o.Port].Queue(o.Frame, o.Due+units.Time(d.cfg.Clock.Epoch()))
 			}
 		}
-		d.floor = max(d.floor, now)
 		if d.node.NextDeadline() > now {
 			break
 		}
@@ -410,12 +408,14 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 }
 
 // drain hands up to budget waiting frames to the node, merged across ports in arrival
-// order, each with its arrival time (kept within [floor, now]). A frame's arrival is
-// the Due its release trailer carried (the upstream daemon's computed release), or the
+// order, each with its arrival time (never later than now). A frame's arrival is the
+// Due its release trailer carried (the upstream daemon's computed release), or the
 // kernel's receive stamp when it has none: stamping arrivals rather than wakeups keeps
 // the computed schedule right when this daemon was descheduled, and the carried Due
 // keeps it right when the upstream one was (only the release is late, never the
-// departure times).
+// departure times). An arrival may be earlier than times already handed to the node
+// (this daemon read the frame after polling past it); the node computes with it all
+// the same (see Node).
 func (d *Driver) drain(now units.Time, budget int) (n int) {
 	for i, p := range d.ports {
 		d.heads[i] = d.peek(p)
@@ -430,9 +430,7 @@ func (d *Driver) drain(now units.Time, budget int) (n int) {
 		if best < 0 {
 			return n
 		}
-		at := min(max(d.heads[best].at, d.floor), now)
-		d.node.Receive(at, best, d.heads[best].frame)
-		d.floor = at
+		d.node.Receive(min(d.heads[best].at, now), best, d.heads[best].frame)
 		p := d.ports[best]
 		switch d.heads[best].carry {
 		case carryUsed:
