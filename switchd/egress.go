@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"reef/internal/hist"
 	"reef/units"
 )
 
@@ -37,9 +38,27 @@ type egress struct {
 	ctl ring // pause frames to send upstream: not queued, only delayed
 
 	txPackets, txBytes uint64
+	waited             units.Time // total queueing delay (start − arrival) of the departed
 	marks              uint64
 	maxQ               units.Bytes
-	late               *histogram // out of line: 8 KB would spread the hot fields of the ports
+	late, skew         *hist.Durations // out of line: 8 KB would spread the hot fields of the ports
+	lastArr            units.Time      // the latest arrival enqueued
+}
+
+// displaced returns how much later than its arrival at allows a frame arriving at is
+// scheduled because it is enqueued only now, behind the frames that arrived after it:
+// their serialisation at the port's rate. Only frames still in the ring count (those
+// released already are not seen), and at most 64 are looked at.
+func (e *egress) displaced(at units.Time) units.Time {
+	var b units.Bytes
+	for i, n := e.q.len()-1, 0; i >= 0 && n < 64; i, n = i-1, n+1 {
+		p := e.q.at(i)
+		if p.t <= at {
+			break
+		}
+		b += units.Bytes(p.n)
+	}
+	return e.rate.TxTime(b)
 }
 
 // next computes, without changing anything, when the queue's head would start and

@@ -255,6 +255,12 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 			e.marks++
 		}
 	}
+	if k.t < e.lastArr {
+		e.skew.Add(e.displaced(k.t)) // read late: behind frames that arrived after it
+	} else {
+		e.lastArr = k.t
+		e.skew.Add(0)
+	}
 	f := v.Frame
 	copy(f[0:6], p.cfg.PeerMAC[:])
 	copy(f[6:12], p.cfg.MAC[:])
@@ -280,6 +286,7 @@ func (s *Switch) depart(i int) {
 	e.qbytes -= n
 	e.txPackets++
 	e.txBytes += uint64(n)
+	e.waited += h.start - h.t
 	h.due = h.dep + e.delay
 	if h.reef != 0 {
 		s.stampINT(e, h)

@@ -1,9 +1,7 @@
 package switchd
 
 import (
-	"math"
-	"math/bits"
-
+	"reef/internal/hist"
 	"reef/units"
 )
 
@@ -50,6 +48,9 @@ type PortStats struct {
 	TxPackets, TxBytes uint64
 	// Drops counts drops attributed to this port, by DropReason.
 	Drops [NumDropReasons]uint64
+	// Waited is the total queueing delay (serialisation start − arrival) of the
+	// frames departed, so Waited / TxPackets is the mean delay a packet met here.
+	Waited units.Time
 	// ECNMarks counts ECT packets marked CE at this port's egress queue.
 	ECNMarks uint64
 	// PauseTime is how long this port's egress has been paused by PFC frames from the
@@ -65,6 +66,11 @@ type PortStats struct {
 	// Lateness summarises Poll's now - Due for the data frames released on this port
 	// (pause frames are not counted).
 	Lateness Lateness
+	// Skew summarises, over the frames enqueued on this port, how far each was
+	// scheduled from where its arrival puts it: a frame the driver read late (after
+	// the switch had passed its arrival) goes behind frames that arrived after it, by
+	// their serialisation. Always 0 on the sim, where nothing is read late.
+	Skew Lateness
 }
 
 // Dropped is the total of Drops.
@@ -76,72 +82,6 @@ func (p *PortStats) Dropped() uint64 {
 	return n
 }
 
-// Lateness summarises how late the driver released frames: quantiles come from a
-// log-linear histogram with 16 sub-buckets per power of two (within 6.25 % above the
-// true value); Max is exact.
-type Lateness struct {
-	Count         uint64
-	P50, P99, Max units.Time
-}
-
-// histogram is a fixed-size log-linear histogram of non-negative durations: values
-// below 16 ns have their own bucket, larger ones keep their top 5 significant bits.
-type histogram struct {
-	b   [64 * 16]uint64
-	n   uint64
-	max units.Time
-	sum Lateness // summary as of sum.Count == n: quantiles are computed on demand, once
-}
-
-func bucketOf(v uint64) int {
-	if v < 16 {
-		return int(v)
-	}
-	e := bits.Len64(v) - 5
-	return (e+1)*16 + int(v>>uint(e)&15)
-}
-
-// bucketTop is the largest value that falls in bucket i.
-func bucketTop(i int) uint64 {
-	if i < 16 {
-		return uint64(i)
-	}
-	e := uint(i/16 - 1)
-	lo := uint64(16+i%16) << e
-	return lo + (1 << e) - 1
-}
-
-func (h *histogram) add(v units.Time) {
-	if v < 0 {
-		v = 0
-	}
-	h.b[bucketOf(uint64(v))]++
-	h.n++
-	h.max = max(h.max, v)
-}
-
-// quantile returns the upper edge of the bucket holding the q-quantile, capped at max.
-func (h *histogram) quantile(q float64) units.Time {
-	if h.n == 0 {
-		return 0
-	}
-	rank := max(1, uint64(math.Ceil(q*float64(h.n)))) // nearest rank
-	var seen uint64
-	for i := range bucketOf(uint64(h.max)) + 1 { // no value lies above max's bucket
-		seen += h.b[i]
-		if seen >= rank {
-			return min(units.Time(bucketTop(i)), h.max)
-		}
-	}
-	return h.max
-}
-
-// summary returns the Lateness of the values added so far. Its quantiles walk the
-// buckets, so it is cached until the next add: a driver sampling stats often pays for
-// them only when something was released in between.
-func (h *histogram) summary() Lateness {
-	if h.sum.Count != h.n || h.n == 0 {
-		h.sum = Lateness{Count: h.n, P50: h.quantile(0.50), P99: h.quantile(0.99), Max: h.max}
-	}
-	return h.sum
-}
+// Lateness summarises a port's durations (release lateness, schedule skew); see
+// hist.Summary.
+type Lateness = hist.Summary

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"reef/internal/hist"
 	"reef/units"
 	"reef/wire"
 )
@@ -78,7 +79,7 @@ func New(cfg Config) (*Switch, error) {
 	}
 	s.lb = newBalancer(cfg.LB, cfg.Seed, lbRng, s)
 	size, want := 0, 0
-	hists := make([]histogram, len(cfg.Ports))
+	hists := make([]hist.Durations, 2*len(cfg.Ports))
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
 		p.cfg, p.up = pc, true
@@ -87,7 +88,7 @@ func New(cfg Config) (*Switch, error) {
 		if pc.ECN != nil {
 			ecn = *pc.ECN
 		}
-		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: maxFrame(pc.MTU), mark: newMarker(ecn, ecnRng), late: &hists[i]}
+		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: maxFrame(pc.MTU), mark: newMarker(ecn, ecnRng), late: &hists[2*i], skew: &hists[2*i+1]}
 		s.pfc = s.pfc || pc.PFC.Enabled
 		size = max(size, maxFrame(pc.MTU))
 		// Budget: a full queue and both links' flight of full-size frames, plus slack.
@@ -222,7 +223,7 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	} else {
 		p = e.q.pop()
 		e.ndep--
-		e.late.add(s.now - p.due)
+		e.late.Add(s.now - p.due)
 	}
 	s.nx.ok = false
 	s.lent, s.lentN = p.buf, p.n
@@ -299,13 +300,13 @@ func (s *Switch) AppendStats(dst []PortStats) []PortStats {
 		dst = append(dst, PortStats{
 			Name: p.cfg.Name, Up: p.up, Rate: e.rate,
 			RxPackets: p.rxPkts, RxBytes: p.rxBytes,
-			TxPackets: e.txPackets, TxBytes: e.txBytes,
+			TxPackets: e.txPackets, TxBytes: e.txBytes, Waited: e.waited,
 			Drops:     p.drops,
 			ECNMarks:  e.marks,
 			PauseTime: e.pauseTime(s.now), PausesRx: p.pausesRx, PausesTx: p.pfc.sent,
 			QueueBytes: e.qbytes, MaxQueueBytes: e.maxQ,
 			HeldBytes: p.pfc.held,
-			Lateness:  e.late.summary(),
+			Lateness:  e.late.Summary(), Skew: e.skew.Summary(),
 		})
 	}
 	return dst

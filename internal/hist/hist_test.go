@@ -1,4 +1,4 @@
-package switchd
+package hist
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"reef/units"
 )
 
-func TestHistogram(t *testing.T) {
+func TestDurations(t *testing.T) {
 	tests := []struct {
 		name          string
 		values        func(add func(units.Time))
@@ -28,9 +28,9 @@ func TestHistogram(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var h histogram
-			tc.values(h.add)
-			s := h.summary()
+			var h Durations
+			tc.values(h.Add)
+			s := h.Summary()
 			if s.P50 != tc.p50 || s.P99 != tc.p99 || s.Max != tc.max {
 				t.Errorf("%+v; want p50 %v p99 %v max %v", s, tc.p50, tc.p99, tc.max)
 			}
@@ -41,5 +41,22 @@ func TestHistogram(t *testing.T) {
 		if bucketTop(i) < v || (i > 0 && bucketTop(i-1) >= v) {
 			t.Fatalf("value %d in bucket %d [%d, %d]", v, i, bucketTop(i-1)+1, bucketTop(i))
 		}
+	}
+}
+
+func TestQuantileWithinBucketError(t *testing.T) {
+	var h Durations
+	for v := units.Time(1); v <= 10000; v++ {
+		h.Add(v * 37)
+	}
+	for _, q := range []float64{0.5, 0.99} {
+		want := float64(units.Time(q*10000)) * 37 // nearest rank
+		got := float64(h.Quantile(q))
+		if got < want || got > want*1.0625 {
+			t.Errorf("q%.2f = %v, want within 6.25%% above %v", q, got, want)
+		}
+	}
+	if h.Count() != 10000 {
+		t.Errorf("count %d, want 10000", h.Count())
 	}
 }

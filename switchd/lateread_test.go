@@ -1,0 +1,79 @@
+package switchd
+
+import (
+	"testing"
+
+	"reef/units"
+	"reef/wire"
+)
+
+// A frame a driver reads late (its arrival is earlier than the time the switch has
+// reached) keeps its arrival: its queueing delay, Due and INT MPD are those of an
+// on-time read, and nothing counts as skew. Read in the wrong order, the earlier frame
+// goes behind the later one and the skew records by how much.
+func TestLateReadKeepsArrival(t *testing.T) {
+	const us = units.Microsecond
+	x := pk{src: hostAddr(0, 1), dst: hostAddr(2, 1)}.build(t)
+	y := pk{src: hostAddr(1, 1), dst: hostAddr(2, 1), sport: 40001}.build(t)
+	pkt := (100 * units.Mbps).TxTime(1500) // 120 µs
+	const unit = 10 * units.Nanosecond
+	mpd := func(d units.Time) uint16 { return uint16((d + unit - 1) / unit) }
+	type out struct {
+		due units.Time
+		mpd uint16
+	}
+	drive := func(pollFirst units.Time, in []arrival) ([]out, Lateness) {
+		cfg := testConfig(3)
+		cfg.INT = INTConfig{Mode: INTMPD, MPDUnit: unit}
+		s := mustNew(t, cfg)
+		pollAll(s, pollFirst) // the switch reaches pollFirst before reading anything
+		for _, a := range in {
+			if a.port < 0 { // the driver polls between two reads
+				pollAll(s, a.at)
+				continue
+			}
+			s.Receive(a.at, a.port, a.frame)
+		}
+		var got []out
+		for _, o := range pollAll(s, units.Never) {
+			v, ok := wire.Classify(o.frame)
+			if !ok {
+				t.Fatal("unparsable frame out")
+			}
+			got = append(got, out{o.due, v.MPD()})
+		}
+		return got, s.Stats()[2].Skew
+	}
+	onTime := []arrival{{0, 0, x}, {5 * us, 1, y}}
+	want := []out{{pkt + 10*us, 0}, {2*pkt + 10*us, mpd(pkt - 5*us)}}
+
+	for _, tc := range []struct {
+		name      string
+		pollFirst units.Time
+		in        []arrival
+		want      []out
+		skewMax   units.Time
+	}{
+		{"on time", 0, onTime, want, 0},
+		{"read 50 µs late", 50 * us, onTime, want, 0},
+		// y read and processed first: x (arrival 0) goes behind y's 120 µs, so it
+		// meets 125 µs of queue and its skew is y's serialisation.
+		{"read late, out of order", 50 * us, []arrival{{5 * us, 1, y}, {50 * us, -1, nil}, {0, 0, x}},
+			[]out{{5*us + pkt + 10*us, 0}, {5*us + 2*pkt + 10*us, mpd(5*us + pkt)}}, pkt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, skew := drive(tc.pollFirst, tc.in)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d frames, want %d", len(got), len(tc.want))
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("frame %d: due %v mpd %d ns, want due %v mpd %d ns", i, got[i].due, got[i].mpd, tc.want[i].due, tc.want[i].mpd)
+				}
+			}
+			if skew.Count != 2 || skew.Max != tc.skewMax {
+				t.Errorf("skew %+v, want 2 frames, max %v", skew, tc.skewMax)
+			}
+		})
+	}
+}
