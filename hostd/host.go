@@ -30,6 +30,7 @@ import (
 
 	"reef/cc"
 	"reef/hostd/transport"
+	"reef/internal/hist"
 	"reef/units"
 	"reef/wire"
 )
@@ -43,6 +44,13 @@ type Options struct {
 	Tuning transport.Tuning
 	// Logger receives flow start/finish events at debug level (nil: discard).
 	Logger *slog.Logger
+	// TimerGrace, when > 0, is how long after a timer's deadline Poll waits before
+	// firing it (the timer still fires at its deadline in the host's computed time).
+	// Real drivers read frames late when the machine stalls a daemon; the grace lets an
+	// ACK that arrived before an RTO deadline, but is read after it, cancel the timeout
+	// as it would have. Receive first fires the timers due before the frame's arrival,
+	// so the order of events stays the computed one. 0 (the sim): timers fire when due.
+	TimerGrace units.Time
 }
 
 // FlowSpec describes one flow this host sends.
@@ -182,6 +190,10 @@ type Host struct {
 
 	completions []Completion
 	stats       HostStats
+	// committed is the latest computed time the host acted at (a NIC start, a timer);
+	// a frame arriving earlier was read late, and skew records by how much.
+	committed units.Time
+	skew      *hist.Durations
 }
 
 // ErrConfig wraps configuration errors.
@@ -217,8 +229,11 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if opts.TimerGrace < 0 {
+		return nil, fmt.Errorf("%w: host %q: timer grace must be ≥ 0, got %v", ErrConfig, cfg.Name, opts.TimerGrace)
+	}
 	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{},
-		timerMin: units.Never, readyMin: units.Never}
+		timerMin: units.Never, readyMin: units.Never, skew: new(hist.Durations)}
 	for i := range h.bufs {
 		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)
 	}
@@ -284,7 +299,13 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 func srcPort(id uint32) uint16 { return 49152 + uint16((id*2654435761)>>18)&0x3fff }
 
 // Receive hands the host a frame that arrived at now. The host copies what it keeps.
+// now may be earlier than times the host has already acted at (a driver that read the
+// frame late): the frame is handled as arriving at now all the same, and Skew records
+// how stale the host's decisions since then were.
 func (h *Host) Receive(now units.Time, port int, frame []byte) {
+	if h.opts.TimerGrace > 0 {
+		h.fireTimers(now - 1)
+	}
 	if q, ok := wire.ParsePause(frame); ok {
 		h.stats.Pauses++
 		end := now + h.cfg.Rate.TxTime(units.Bytes(q)*64) // a quantum is 512 bit times
@@ -308,6 +329,7 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 		h.stats.Malformed++
 		return
 	}
+	h.skew.Add(h.committed - now)
 	id := binary.BigEndian.Uint32(frame[v.Reef+wire.OffFlowID:])
 	switch v.Type() {
 	case wire.TypeData:

@@ -460,3 +460,69 @@ func TestWindowFilledNeverExceeded(t *testing.T) {
 		t.Errorf("most in flight %dB; want the 64000B window filled but never exceeded", maxIn)
 	}
 }
+
+// A driver that stalls past an RTO deadline and only then reads the ACK that arrived
+// before it: with no grace the timeout fires (at its deadline) and the late ACK shows
+// as skew; with a grace longer than the stall the ACK is handled first, in computed
+// order, and nothing times out. Either way the flow finishes at the ACK's arrival.
+func TestTimerGraceLateAck(t *testing.T) {
+	const ms = units.Millisecond
+	for _, tc := range []struct {
+		name     string
+		grace    units.Time
+		timedOut bool
+		skewed   bool
+	}{
+		{"no grace", 0, true, true}, // at its deadline, and again after each backoff
+		{"grace longer than the stall", 20 * ms, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			newHost := func(i byte, opts hostd.Options) *hostd.Host {
+				h, err := hostd.New(hostd.Config{Name: "h", Addr: hosttest.Addr(int(i)), Rate: 100 * units.Mbps}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h
+			}
+			h0, h1 := newHost(0, hostd.Options{TimerGrace: tc.grace}), newHost(1, hostd.Options{})
+			alg := &hosttest.Fixed{W: 100 * units.Kilobyte}
+			addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: hosttest.Addr(1), Size: 1000, Alg: alg})
+			// next polls h at its deadlines until it sends a frame.
+			next := func(h *hostd.Host) hostd.Out {
+				for range 10 {
+					if out, ok := h.Poll(h.NextDeadline()); ok {
+						return out
+					}
+				}
+				t.Fatal("no frame")
+				return hostd.Out{}
+			}
+			data := next(h0)
+			h1.Receive(data.Due, 0, data.Frame)
+			ack := next(h1)
+			ackFrame, ackAt := append([]byte(nil), ack.Frame...), ack.Due
+			// h0's driver stalls 10 ms, well past the RTO, then reads the ACK.
+			for {
+				if _, ok := h0.Poll(ackAt + 10*ms); !ok {
+					break
+				}
+			}
+			h0.Receive(ackAt, 0, ackFrame)
+			for {
+				if _, ok := h0.Poll(ackAt + 10*ms); !ok {
+					break
+				}
+			}
+			if (alg.Timeouts > 0) != tc.timedOut {
+				t.Errorf("%d timeouts, want some: %v", alg.Timeouts, tc.timedOut)
+			}
+			fs := h0.FlowStats()[0]
+			if !fs.Done || fs.FCT != ackAt {
+				t.Errorf("done %v with FCT %v, want done at the ACK's arrival %v", fs.Done, fs.FCT, ackAt)
+			}
+			if sk := h0.Skew(); (sk.Max > 0) != tc.skewed || sk.Count != 1 {
+				t.Errorf("skew %+v over the ACK, want skewed %v", sk, tc.skewed)
+			}
+		})
+	}
+}

@@ -21,19 +21,30 @@ func (h *Host) runTimers(now units.Time) {
 	if h.waitHead == len(h.waiting) {
 		h.waiting, h.waitHead = h.waiting[:0], 0
 	}
-	if now >= h.timerMin {
+	h.fireTimers(now - h.opts.TimerGrace)
+}
+
+// fireTimers runs the flows' timers (stops included) due at or before due, each at its
+// own deadline, and drops finished flows from the active list.
+func (h *Host) fireTimers(due units.Time) {
+	if due >= h.timerMin {
 		h.timerMin = units.Never
 		for _, f := range h.active {
-			if f.timer <= now {
-				if !f.stopped && f.spec.Stop != 0 && now >= f.spec.Stop {
+			for f.timer <= due {
+				at := f.timer
+				if !f.stopped && f.spec.Stop != 0 && at >= f.spec.Stop {
 					f.stopped = true
 					f.snd.Stop()
 				}
-				if f.snd.TimerDeadline() <= now {
-					f.snd.HandleTimeout(now)
+				if f.snd.TimerDeadline() <= at {
+					f.snd.HandleTimeout(at)
 					h.checkDone(f)
 				}
+				h.committed = max(h.committed, at)
 				h.refresh(f)
+				if f.timer <= at {
+					break // due again at once: the next Poll runs it
+				}
 			}
 			h.timerMin = min(h.timerMin, f.timer)
 		}
@@ -49,6 +60,9 @@ func (h *Host) runTimers(now units.Time) {
 // lower bounds over its flows, which Poll makes exact.
 func (h *Host) NextDeadline() units.Time {
 	d := h.timerMin
+	if d != units.Never {
+		d += h.opts.TimerGrace
+	}
 	if h.waitHead < len(h.waiting) {
 		d = min(d, h.waiting[h.waitHead].spec.Start)
 	}
@@ -137,6 +151,7 @@ func (h *Host) startNext(now units.Time) {
 
 func (h *Host) hold(start units.Time, n int) {
 	h.held = true
+	h.committed = max(h.committed, start)
 	h.heldLen = n
 	// Serialisation is computed from the bytes sent since the NIC last went idle, so
 	// per-frame rounding never accumulates (style anchor 2).

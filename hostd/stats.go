@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"reef/hostd/transport"
+	"reef/internal/hist"
 	"reef/units"
 )
 
@@ -46,6 +47,12 @@ func (h *Host) AppendFlowStats(dst []FlowStats) []FlowStats {
 	}
 	return dst
 }
+
+// Skew summarises, over the reef frames the host received, how stale its decisions
+// were for each: how much later than the frame's arrival the latest time the host had
+// already acted at (started a frame on the NIC, fired a timer) was when it read the
+// frame. Always 0 on the sim, where nothing is read late.
+func (h *Host) Skew() hist.Summary { return h.skew.Summary() }
 
 // ReceiverStats returns a snapshot of every flow this host receives, in order of first
 // arrival.

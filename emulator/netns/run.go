@@ -473,7 +473,7 @@ func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 			flows[f.ID] = f
 		}
 		rate := r.jobs[hp.name].Host.Rate
-		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness})
+		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness, Skew: o.Skew})
 	}
 	for _, f := range r.sc.Flows {
 		rf, ok := flows[f.ID]

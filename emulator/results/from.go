@@ -2,6 +2,7 @@ package results
 
 import (
 	"reef/hostd"
+	"reef/internal/hist"
 	"reef/switchd"
 	"reef/units"
 )
@@ -27,12 +28,17 @@ func (f *Flow) Close(s *hostd.FlowStats) {
 // PortSampleOf is the sample of a switch port from its counters and queue depth at now.
 func PortSampleOf(now units.Time, ps *switchd.PortStats, d switchd.Depth) PortSample {
 	return PortSample{T: now, QueueBytes: d.Backlog, QueueDelay: d.Delay, TxBytes: int64(ps.TxBytes),
-		Drops: int64(ps.Dropped()), Marks: int64(ps.ECNMarks)}
+		Drops: int64(ps.Dropped()), Marks: int64(ps.ECNMarks), TxPackets: int64(ps.TxPackets), Waited: ps.Waited}
 }
 
 // Close fills p's end-of-run counters and lateness from the port's last counters.
 func (p *Port) Close(ps *switchd.PortStats) {
 	p.TxBytes, p.TxPackets = int64(ps.TxBytes), int64(ps.TxPackets)
 	p.Drops, p.Marks, p.PauseTime = int64(ps.Dropped()), int64(ps.ECNMarks), ps.PauseTime
-	p.Lateness = Lateness{Count: int64(ps.Lateness.Count), P50: ps.Lateness.P50, P99: ps.Lateness.P99, Max: ps.Lateness.Max}
+	p.Lateness, p.Skew = LatenessOf(ps.Lateness), LatenessOf(ps.Skew)
+}
+
+// LatenessOf is the record of a histogram's summary.
+func LatenessOf(s hist.Summary) Lateness {
+	return Lateness{Count: int64(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}
 }

@@ -30,6 +30,9 @@ type Host struct {
 	// Lateness is how late the daemon released its NIC's frames (actual release minus
 	// the NIC pacer's computed release).
 	Lateness Lateness `json:"lateness"`
+	// Skew is how stale the host's decisions were for frames it read late (see
+	// hostd.Host.Skew).
+	Skew Lateness `json:"skew"`
 }
 
 // Flow is one flow's record.
@@ -90,6 +93,10 @@ type Port struct {
 	// Lateness is how late the emulator released this port's frames (actual release
 	// minus scheduled release); all zero on sim.
 	Lateness Lateness `json:"lateness"`
+	// Skew is how far frames were scheduled from where their arrival puts them,
+	// because the switch daemon read them late (see switchd.PortStats.Skew); all zero
+	// on sim.
+	Skew Lateness `json:"skew"`
 }
 
 // PortSample is one sample of an egress port.
@@ -97,13 +104,18 @@ type PortSample struct {
 	T          units.Time  `json:"t"`
 	QueueBytes units.Bytes `json:"queue_bytes"`
 	QueueDelay units.Time  `json:"queue_delay"`
-	// TxBytes, Drops and Marks are cumulative.
-	TxBytes int64 `json:"tx_bytes"`
-	Drops   int64 `json:"drops"`
-	Marks   int64 `json:"marks"`
+	// TxBytes, Drops and Marks are cumulative, and so are TxPackets and Waited, the
+	// total queueing delay the departed packets met (their mean over a window is the
+	// difference of Waited over the difference of TxPackets).
+	TxBytes   int64      `json:"tx_bytes"`
+	Drops     int64      `json:"drops"`
+	Marks     int64      `json:"marks"`
+	TxPackets int64      `json:"tx_packets,omitempty"`
+	Waited    units.Time `json:"waited,omitempty"`
 }
 
-// Lateness summarises release lateness over a port's frames.
+// Lateness summarises durations over a port's or host's frames (release lateness,
+// schedule skew).
 type Lateness struct {
 	Count int64      `json:"count"`
 	P50   units.Time `json:"p50"`

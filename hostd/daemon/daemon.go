@@ -33,6 +33,7 @@ import (
 	"reef/emulator/scenario"
 	"reef/hostd"
 	"reef/hostd/transport"
+	"reef/internal/hist"
 	"reef/switchd"
 	"reef/switchd/afpacket"
 	"reef/units"
@@ -59,7 +60,18 @@ type Job struct {
 	// (best effort), as the switch daemons do: on a busy machine an ordinary thread
 	// wakes hundreds of µs late and the NIC pacer with it.
 	RTPriority int `json:"rt_priority,omitempty"`
+	// TimerGrace is how long after a timer's deadline the host fires it (at its
+	// deadline in computed time; see hostd.Options.TimerGrace). 0 means
+	// DefaultTimerGrace; a negative value fires timers when due.
+	TimerGrace units.Time `json:"timer_grace,omitempty"`
 }
+
+// DefaultTimerGrace is Job.TimerGrace's default: longer than the stalls a daemon
+// suffers on a quiet 2-core machine (its p99 release lateness is 1-2 ms, its worst
+// 5-10 ms), so that an ACK read late still cancels the RTO it preceded. A real
+// timeout's retransmission leaves up to this much late, still carrying its computed
+// Due; the next switch accounts for it as skew.
+const DefaultTimerGrace = 5 * units.Millisecond
 
 // Output is what a host daemon writes at the end of its run.
 type Output struct {
@@ -73,6 +85,9 @@ type Output struct {
 	Driver afpacket.Stats  `json:"driver"`
 	// Lateness is how late the driver released the NIC's frames (now − Due at Poll).
 	Lateness results.Lateness `json:"lateness"`
+	// Skew is how stale the host's decisions were for the frames it read late
+	// (hostd.Host.Skew).
+	Skew results.Lateness `json:"skew"`
 }
 
 // ReadJob reads a job file.
@@ -92,7 +107,7 @@ func ReadJob(path string) (*Job, error) {
 // frame was released.
 type nodeAdapter struct {
 	h    *hostd.Host
-	late *lateness
+	late *hist.Durations
 }
 
 func (a nodeAdapter) Receive(now units.Time, port int, frame []byte) { a.h.Receive(now, port, frame) }
@@ -100,7 +115,7 @@ func (a nodeAdapter) NextDeadline() units.Time                       { return a.
 func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
 	o, ok := a.h.Poll(now)
 	if ok {
-		a.late.add(now - o.Due)
+		a.late.Add(now - o.Due)
 	}
 	return switchd.Out{Port: o.Port, Frame: o.Frame, Due: o.Due}, ok
 }
@@ -109,7 +124,14 @@ func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
 // until the job's duration has passed on clock (or ctx ends), and returns the output.
 // ready, when non-nil, is called once the interface is open.
 func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger, ready func()) (*Output, error) {
-	h, err := hostd.New(job.Host, hostd.Options{MPDUnit: job.MPDUnit, Tuning: job.Tuning, Logger: log})
+	grace := job.TimerGrace
+	switch {
+	case grace == 0:
+		grace = DefaultTimerGrace
+	case grace < 0:
+		grace = 0
+	}
+	h, err := hostd.New(job.Host, hostd.Options{MPDUnit: job.MPDUnit, Tuning: job.Tuning, Logger: log, TimerGrace: grace})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +178,7 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	late := new(lateness)
+	late := new(hist.Durations)
 	drv, err := afpacket.Open(nodeAdapter{h, late}, afpacket.Config{
 		Ports: []string{job.Host.Iface},
 		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
@@ -187,7 +209,8 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 	sample(now)
 	finish(out, h)
 	out.Driver = drv.Stats()
-	out.Lateness = late.summary()
+	out.Lateness = results.LatenessOf(late.Summary())
+	out.Skew = results.LatenessOf(h.Skew())
 	return out, nil
 }
 
