@@ -66,7 +66,10 @@ func testRun(name string, goodA, goodB float64) (*scenario.Scenario, *results.Ru
 	p := results.Port{Switch: "s1", Port: 2, Name: "p3", Peer: "s2:p3", Rate: rate, Lateness: results.Lateness{Count: 1000, P50: 50 * us, P99: 200 * us, Max: 300 * us}}
 	for k := 1; k <= 10; k++ {
 		p.Samples = append(p.Samples, results.PortSample{T: units.Time(k) * ms, TxBytes: int64(9375 * k), QueueDelay: units.Time(k) * 10 * us,
-			QueueBytes: units.Bytes(k * 1000), Drops: int64(k), Marks: int64(2 * k)})
+			QueueBytes: units.Bytes(k * 1000), Drops: int64(k), Marks: int64(2 * k),
+			// Packet k·10 departs having waited k µs: the window [2 ms, 10 ms] holds the
+			// packets of k = 3…10 (ten each), whose mean wait is 6.5 µs.
+			TxPackets: int64(10 * k), Waited: units.Time(10*k*(k+1)/2) * us})
 	}
 	run.Ports = []results.Port{p, {Switch: "s2", Port: 2, Name: "p3", Peer: "s1:p3", Rate: rate}}
 	return sc, run
@@ -151,6 +154,9 @@ func TestSummarize(t *testing.T) {
 	if q.Name != "s1:p3" || !near(q.Utilisation, 0.75) || q.Drops != 8 || q.Marks != 16 || q.QueueDelayUS.P99 != 100 || q.QueueDelayUS.P50 != 60 {
 		t.Errorf("queue = %+v %+v", q, q.QueueDelayUS)
 	}
+	if !near(q.PacketDelayUS, 6.5) {
+		t.Errorf("packet delay = %v µs, want 6.5", q.PacketDelayUS)
+	}
 	if q.QueueDelayUSPaper == nil || q.QueueDelayUSPaper.P99 != 10 {
 		t.Errorf("paper queue delay = %+v", q.QueueDelayUSPaper)
 	}
@@ -161,12 +167,9 @@ func TestSummarize(t *testing.T) {
 	if f.LatenessP50US != 50 || f.LatenessP99US != 200 || !near(f.RelativeP99, float64(200*us)/float64(pkt)) || f.WorstPort != "s1:p3" {
 		t.Errorf("fidelity = %+v (packet time %v)", f, pkt)
 	}
-	wantVerdict := "ok"
-	if 200*us > pkt {
-		wantVerdict = "degraded"
-	}
-	if f.Verdict != wantVerdict {
-		t.Errorf("verdict %q, want %q", f.Verdict, wantVerdict)
+	// Lateness alone, with no skew, leaves the computed schedule intact.
+	if f.Verdict != "ok" || f.SkewP99US != 0 {
+		t.Errorf("verdict %q with skew p99 %v µs, want ok with none", f.Verdict, f.SkewP99US)
 	}
 	// Expectations: hpcc-only is not selected.
 	got := map[string]expect.Result{}
@@ -509,19 +512,44 @@ func FuzzParseRunName(f *testing.F) {
 	})
 }
 
-// A host daemon's NIC lateness counts in the fidelity verdict like a switch port's.
-func TestFidelityCountsHosts(t *testing.T) {
+// Skew decides the verdict, a host daemon's like a switch port's; lateness is only
+// reported.
+func TestFidelityVerdictFromSkew(t *testing.T) {
 	p := testPlan(t)
-	sc, run := testRun("exp", 1, 1)
-	run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: 2 * us, Max: 3 * us}
-	run.Hosts = []results.Host{{Name: "h1", Rate: rate, Lateness: results.Lateness{Count: 5, P50: 100 * us, P99: 240 * us, Max: 250 * us}}}
-	s, err := Summarize(p, sc, run, nil)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name      string
+		portSkew  float64 // p99 in the port's packet times
+		hostSkew  units.Time
+		worst     string
+		verdict   string
+		relSkew99 float64
+	}{
+		{"late but not skewed", 0, 0, "h1:nic", "ok", 0},
+		{"port skewed under a packet", 0.5, 0, "s1:p3", "ok", 0.5},
+		{"host skewed two packets", 0, 240 * us, "h1:nic", "degraded", 2},
+		{"port skewed three packets", 3, 240 * us, "s1:p3", "degraded", 3},
 	}
-	f := s.Fidelity
-	// h1's NIC: 240 µs against 120 µs for a 1500-byte packet at 100 Mbps.
-	if f.WorstPort != "h1:nic" || f.Frames != 15 || !near(f.RelativeP99, 2) || f.LatenessP99US != 240 || f.Verdict != "degraded" {
-		t.Errorf("fidelity = %+v", f)
+	sw, _ := p.SwitchByName("s1")
+	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			portSkew := units.Time(tc.portSkew * float64(pkt))
+			sc, run := testRun("exp", 1, 1)
+			run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: 2 * us, Max: 3 * us}
+			run.Ports[0].Skew = results.Lateness{Count: 10, P99: portSkew, Max: portSkew}
+			run.Hosts = []results.Host{{Name: "h1", Rate: rate,
+				Lateness: results.Lateness{Count: 5, P50: 100 * us, P99: 240 * us, Max: 250 * us},
+				Skew:     results.Lateness{Count: 5, P99: tc.hostSkew, Max: tc.hostSkew}}}
+			s, err := Summarize(p, sc, run, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := s.Fidelity
+			// 120 µs is one 1500-byte packet at 100 Mbps (rate).
+			if f.WorstPort != tc.worst || f.Frames != 15 || !near(f.RelativeSkewP99, tc.relSkew99) || f.LatenessP99US != 240 ||
+				!near(f.RelativeP99, 2) || f.Verdict != tc.verdict {
+				t.Errorf("fidelity = %+v", f)
+			}
+		})
 	}
 }

@@ -13,12 +13,17 @@
 //
 // # Fidelity
 //
-// Each switch port, and on real backends each host daemon's NIC, records its release
-// lateness (actual minus scheduled release). The summary reports the worst p50 and p99
-// lateness in µs and relative to the time that port or NIC takes to send one MTU-sized
-// packet. The verdict is "degraded" when any p99 lateness exceeds DegradedP99Packets
-// packet times: the emulator then shifted packets by more than a packet's own length, so
-// the queues and delays it measured are distorted.
+// The real backends compute every frame's schedule and carry it from daemon to daemon,
+// so a daemon that runs late releases frames late (lateness: actual minus scheduled
+// release) without changing the times the experiment measures, as long as it still
+// handles every frame in the computed order. What a late daemon does distort is
+// recorded as skew: a switch port that enqueues a frame it read late behind frames that
+// arrived after it (their serialisation), a host that reads a frame after it already
+// acted at later times (how much later). The verdict is "degraded" when any port's or
+// host's p99 skew exceeds DegradedP99Packets packet times (an MTU at its rate): the
+// emulator then reordered packets by more than a packet's own length, so the queues and
+// delays it measured are distorted. Lateness is reported beside it; it matters for
+// kernel traffic (ping, iperf3), which carries no schedule. On the sim both are zero.
 package report
 
 import (
@@ -41,8 +46,8 @@ import (
 // flow for the fair-share oracle (see Flow.FairShareBps).
 const BulkIntervals = 10
 
-// DegradedP99Packets is the fidelity threshold: a port whose p99 release lateness is
-// more than this many packet times (MTU at the port's rate) makes the run "degraded".
+// DegradedP99Packets is the fidelity threshold: a port or host whose p99 skew is more
+// than this many packet times (MTU at its rate) makes the run "degraded".
 const DegradedP99Packets = 1.0
 
 // Summary is summary.json.
@@ -186,9 +191,13 @@ type Queue struct {
 	Peer    string  `json:"peer"`
 	RateBps float64 `json:"rate_bps"`
 	// Utilisation is the fraction of the port's rate used in the window.
-	Utilisation  float64 `json:"utilisation"`
-	QueueDelayUS *Pct    `json:"queue_delay_us,omitempty"`
-	QueueBytes   *Pct    `json:"queue_bytes,omitempty"`
+	Utilisation float64 `json:"utilisation"`
+	// QueueDelayUS and QueueBytes are over the port's samples (time averages);
+	// PacketDelayUS is the mean queueing delay the packets departing in the window met
+	// (a packet average, computed per packet from the schedule).
+	QueueDelayUS  *Pct    `json:"queue_delay_us,omitempty"`
+	QueueBytes    *Pct    `json:"queue_bytes,omitempty"`
+	PacketDelayUS float64 `json:"packet_delay_us"`
 	// Drops and Marks are counted in the window; PauseUS over the run.
 	Drops   int64   `json:"drops"`
 	Marks   int64   `json:"marks"`
@@ -197,10 +206,15 @@ type Queue struct {
 	QueueDelayUSPaper *Pct `json:"queue_delay_us_paper,omitempty"`
 }
 
-// Fidelity is how late the emulator released frames.
+// Fidelity is how closely the emulator kept the computed schedule (see the package doc).
 type Fidelity struct {
-	// LatenessP50US and LatenessP99US are the worst port's (largest) p50 and p99 lateness;
-	// MaxUS the largest lateness anywhere.
+	// SkewP99US and SkewMaxUS are the worst port's or host's p99 skew and the largest
+	// skew anywhere; RelativeSkewP99 the worst p99 in packet times (MTU at its rate).
+	SkewP99US       float64 `json:"skew_p99_us"`
+	SkewMaxUS       float64 `json:"skew_max_us"`
+	RelativeSkewP99 float64 `json:"relative_skew_p99"`
+	// LatenessP50US and LatenessP99US are the worst port's (largest) p50 and p99 release
+	// lateness; MaxUS the largest lateness anywhere.
 	LatenessP50US float64 `json:"lateness_p50_us"`
 	LatenessP99US float64 `json:"lateness_p99_us"`
 	LatenessMaxUS float64 `json:"lateness_max_us"`
@@ -208,12 +222,12 @@ type Fidelity struct {
 	// again the worst port's.
 	RelativeP50 float64 `json:"relative_p50"`
 	RelativeP99 float64 `json:"relative_p99"`
-	// WorstPort is the port (or host NIC, "h1:nic", on real backends) with the
-	// largest relative p99.
+	// WorstPort is the port (or host NIC, "h1:nic", on real backends) with the largest
+	// relative p99 skew, or, when nothing was skewed, the largest relative p99 lateness.
 	WorstPort string `json:"worst_port,omitempty"`
 	// Frames is the number of frames measured.
 	Frames int64 `json:"frames"`
-	// Verdict is "ok" or "degraded" (RelativeP99 > Threshold).
+	// Verdict is "ok" or "degraded" (RelativeSkewP99 > Threshold).
 	Verdict   string  `json:"verdict"`
 	Threshold float64 `json:"threshold_packets"`
 }
@@ -683,6 +697,13 @@ func (s *Summary) queues(env *expect.Env, from, to units.Time) {
 				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Drops })))
 			q.Marks = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Marks }) -
 				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Marks })))
+			pkts := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.TxPackets }) -
+				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.TxPackets })
+			if pkts >= 1 {
+				waited := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return int64(p.Waited) }) -
+					counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return int64(p.Waited) })
+				q.PacketDelayUS = waited / pkts / 1e3
+			}
 		} else if pt.Rate > 0 && s.in.Run.Duration > 0 {
 			q.Utilisation = float64(pt.TxBytes) * 8e9 / (float64(pt.Rate) * float64(s.in.Run.Duration))
 		}
@@ -704,26 +725,33 @@ func portMTU(p *plan.Plan, sw string, port int) int {
 
 func (s *Summary) fidelity() {
 	f := Fidelity{Verdict: "ok", Threshold: DegradedP99Packets}
-	add := func(name string, l results.Lateness, pkt units.Time) {
-		if l.Count == 0 {
+	worstLate := ""
+	add := func(name string, late, skew results.Lateness, pkt units.Time) {
+		if late.Count == 0 && skew.Count == 0 {
 			return
 		}
-		f.Frames += l.Count
-		f.LatenessP50US = max(f.LatenessP50US, l.P50.Microseconds())
-		f.LatenessP99US = max(f.LatenessP99US, l.P99.Microseconds())
-		f.LatenessMaxUS = max(f.LatenessMaxUS, l.Max.Microseconds())
+		f.Frames += late.Count
+		f.LatenessP50US = max(f.LatenessP50US, late.P50.Microseconds())
+		f.LatenessP99US = max(f.LatenessP99US, late.P99.Microseconds())
+		f.LatenessMaxUS = max(f.LatenessMaxUS, late.Max.Microseconds())
+		f.SkewP99US = max(f.SkewP99US, skew.P99.Microseconds())
+		f.SkewMaxUS = max(f.SkewMaxUS, skew.Max.Microseconds())
 		if pkt <= 0 {
 			return
 		}
-		r50, r99 := float64(l.P50)/float64(pkt), float64(l.P99)/float64(pkt)
+		r50, r99 := float64(late.P50)/float64(pkt), float64(late.P99)/float64(pkt)
 		f.RelativeP50 = max(f.RelativeP50, r50)
-		if r99 > f.RelativeP99 || f.WorstPort == "" {
+		if r99 > f.RelativeP99 || worstLate == "" {
 			f.RelativeP99 = max(f.RelativeP99, r99)
+			worstLate = name
+		}
+		if rs := float64(skew.P99) / float64(pkt); rs > f.RelativeSkewP99 {
+			f.RelativeSkewP99 = rs
 			f.WorstPort = name
 		}
 	}
 	for _, pt := range s.in.Run.Ports {
-		add(pt.Switch+":"+pt.Name, pt.Lateness, pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port))))
+		add(pt.Switch+":"+pt.Name, pt.Lateness, pt.Skew, pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port))))
 	}
 	// Host daemons (real backends) release their NIC's frames late too.
 	for _, h := range s.in.Run.Hosts {
@@ -733,9 +761,12 @@ func (s *Summary) fidelity() {
 				mtu = hp.Config.MTU
 			}
 		}
-		add(h.Name+":nic", h.Lateness, h.Rate.TxTime(units.Bytes(mtu)))
+		add(h.Name+":nic", h.Lateness, h.Skew, h.Rate.TxTime(units.Bytes(mtu)))
 	}
-	if f.RelativeP99 > DegradedP99Packets {
+	if f.WorstPort == "" {
+		f.WorstPort = worstLate
+	}
+	if f.RelativeSkewP99 > DegradedP99Packets {
 		f.Verdict = "degraded"
 	}
 	s.Fidelity = f
