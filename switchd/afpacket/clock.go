@@ -2,7 +2,7 @@ package afpacket
 
 import (
 	"fmt"
-	"time"
+	_ "unsafe" // for go:linkname
 
 	"golang.org/x/sys/unix"
 
@@ -10,16 +10,24 @@ import (
 )
 
 // Clock reads the lab's time: CLOCK_MONOTONIC nanoseconds minus the lab's epoch. Every
-// daemon of a lab gets the same epoch, so their clocks agree. Now goes through the vDSO
-// (Go's monotonic clock), not a system call.
+// daemon of a lab gets the same epoch, so their clocks agree to the nanosecond. Now goes
+// through the vDSO (the Go runtime's monotonic clock), not a system call.
 type Clock struct {
-	epoch int64     // CLOCK_MONOTONIC ns at lab time 0
-	mono0 int64     // CLOCK_MONOTONIC ns read when the clock was made
-	t0    time.Time // Go's reading taken at the same moment
+	epoch int64 // CLOCK_MONOTONIC ns at lab time 0
 	// realOff is CLOCK_REALTIME − CLOCK_MONOTONIC in ns, to read the kernel's receive
 	// timestamps (which are CLOCK_REALTIME) as lab time; Resync refreshes it.
 	realOff int64
 }
+
+// nanotime is the Go runtime's monotonic clock: CLOCK_MONOTONIC in ns, read through the
+// vDSO. It is the clock time.Now's monotonic reading comes from, without the process's
+// start offset. (The runtime keeps it for linkname, go.dev/issue/67401.) Pairing a
+// time.Now with a clock_gettime instead puts whatever separated the two reads into
+// every later reading: under load that was up to 4 ms either way, which moved every
+// arrival a daemon clamps to its clock (see Driver.drain) and every release.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
 
 // NewClock returns a clock whose zero is the CLOCK_MONOTONIC instant epoch (ns).
 func NewClock(epoch int64) (*Clock, error) {
@@ -27,7 +35,7 @@ func NewClock(epoch int64) (*Clock, error) {
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		return nil, fmt.Errorf("afpacket: clock_gettime: %w", err)
 	}
-	c := &Clock{epoch: epoch, mono0: ts.Nano(), t0: time.Now()}
+	c := &Clock{epoch: epoch}
 	c.Resync()
 	return c, nil
 }
@@ -64,7 +72,7 @@ func MonotonicNow() int64 {
 
 // Now returns the lab time.
 func (c *Clock) Now() units.Time {
-	return units.Time(c.mono0 + int64(time.Since(c.t0)) - c.epoch)
+	return units.Time(nanotime() - c.epoch)
 }
 
 // Epoch returns the CLOCK_MONOTONIC instant (ns) of lab time 0.
