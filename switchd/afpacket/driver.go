@@ -292,7 +292,8 @@ func (d *Driver) Run(ctx context.Context) error {
 			if (next == units.Never || next-now > d.cfg.Spin) && now-lastRx >= d.cfg.BusyPoll {
 				break
 			}
-			if d.drain(now, perWake) > 0 {
+			var got int
+			if got, now = d.drain(now, perWake); got > 0 {
 				lastRx = now
 			}
 			if d.stats.RealTime {
@@ -380,7 +381,8 @@ func NiceThreads(nice int) int {
 // step drains every ring into the node, then sends everything the node releases. It
 // reports whether any frame moved.
 func (d *Driver) step(now units.Time, perWake int) bool {
-	moved := d.drain(now, perWake) > 0
+	got, now := d.drain(now, perWake)
+	moved := got > 0
 	for range 4 {
 		for {
 			o, ok := d.node.Poll(now)
@@ -408,7 +410,9 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 }
 
 // drain hands up to budget waiting frames to the node, merged across ports in arrival
-// order, each with its arrival time (never later than now). A frame's arrival is the
+// order, each with its arrival time (never later than the clock), and returns how many
+// and the time it reached (now, or a later reading of the clock when a frame's arrival
+// was later than now: the caller goes on from there). A frame's arrival is the
 // Due its release trailer carried (the upstream daemon's computed release), or the
 // kernel's receive stamp when it has none: stamping arrivals rather than wakeups keeps
 // the computed schedule right when this daemon was descheduled, and the carried Due
@@ -416,7 +420,7 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 // departure times). An arrival may be earlier than times already handed to the node
 // (this daemon read the frame after polling past it); the node computes with it all
 // the same (see Node).
-func (d *Driver) drain(now units.Time, budget int) (n int) {
+func (d *Driver) drain(now units.Time, budget int) (n int, reached units.Time) {
 	for i, p := range d.ports {
 		d.heads[i] = d.peek(p)
 	}
@@ -428,9 +432,15 @@ func (d *Driver) drain(now units.Time, budget int) (n int) {
 			}
 		}
 		if best < 0 {
-			return n
+			return n, now
 		}
-		d.node.Receive(min(d.heads[best].at, now), best, d.heads[best].frame)
+		at := d.heads[best].at
+		if at > now {
+			// The frame landed after now was read (it was released meanwhile): read
+			// the clock again rather than make its arrival earlier than its Due.
+			now = max(now, d.cfg.Clock.Now())
+		}
+		d.node.Receive(min(at, now), best, d.heads[best].frame)
 		p := d.ports[best]
 		switch d.heads[best].carry {
 		case carryUsed:
@@ -441,7 +451,7 @@ func (d *Driver) drain(now units.Time, budget int) (n int) {
 		p.release(true)
 		d.heads[best] = d.peek(p)
 	}
-	return n
+	return n, now
 }
 
 // peek returns p's oldest waiting frame with its arrival time.
