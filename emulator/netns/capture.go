@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -92,10 +93,12 @@ func nsInterfaces(ns string) ([]string, error) {
 }
 
 // Capture writes every frame seen on t in lab (both directions) to w as pcapng until
-// ctx is done, and returns how many it wrote. A daemon that sends with
-// PACKET_QDISC_BYPASS (switchd, hostd) bypasses the taps, so its own transmissions show
-// only on the far end of the link: capture a host to see what its switch sent it (data
-// with INT at a receiver, ACKs at a sender).
+// ctx is done (then what the socket still holds), and returns how many it wrote. A
+// daemon that sends with PACKET_QDISC_BYPASS (switchd, hostd) bypasses the taps, so its
+// own transmissions show only on the far end of the link: capture a host to see what
+// its switch sent it (data with INT at a receiver, ACKs at a sender). Frames are written
+// whole, release trailer included (switchd/afpacket): a capture shows the Due each frame
+// carried. Frames the socket had to drop are logged (slog).
 func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error) {
 	fd, err := openNamed(NSName(lab, t.Node))
 	if err != nil {
@@ -131,7 +134,12 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 	if err := unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return 0, fmt.Errorf("netns: capture: %w", err)
 	}
-	_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	// The daemons run under SCHED_FIFO and may leave this goroutine no CPU for a while:
+	// the socket must hold what arrives meanwhile. SO_RCVBUFFORCE (root) goes past
+	// net.core.rmem_max.
+	if unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, captureBuffer) != nil {
+		_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUF, captureBuffer)
+	}
 	name := t.Iface
 	if name == "" {
 		name = "any"
@@ -142,8 +150,21 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 	}
 	buf := make([]byte, 65536)
 	n := 0
-	for ctx.Err() == nil {
-		m, _, err := unix.Recvfrom(sock, buf, 0)
+	flags := 0
+	var drainEnd time.Time
+	for {
+		if flags == 0 && ctx.Err() != nil {
+			// Stopped: write what the socket still holds (within a second, should the
+			// lab keep sending), then stop.
+			flags, drainEnd = unix.MSG_DONTWAIT, time.Now().Add(time.Second)
+		}
+		if flags != 0 && time.Now().After(drainEnd) {
+			break
+		}
+		m, _, err := unix.Recvfrom(sock, buf, flags)
+		if errors.Is(err, unix.EAGAIN) && flags != 0 {
+			break
+		}
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -155,8 +176,15 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 		}
 		n++
 	}
+	if st, err := unix.GetsockoptTpacketStats(sock, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil && st.Drops > 0 {
+		slog.Warn("capture missed frames: the socket's buffer overflowed", "node", t.Node, "iface", name, "written", n, "dropped", st.Drops)
+	}
 	return n, pw.Close()
 }
+
+// captureBuffer is the capture socket's receive buffer (the kernel doubles it): about
+// 25 000 full-size frames, a second of a 300 Mbit/s link.
+const captureBuffer = 32 << 20
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
