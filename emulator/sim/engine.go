@@ -38,10 +38,13 @@ type Slot struct {
 	at  units.Time
 	seq uint64
 	idx int // position in the heap + 1; −(position in the now-queue + 1); 0 when not pending
+	// firing is set while the slot's handler runs from the top of the heap, where the
+	// slot stays (not pending) so that re-arming it costs one sift-down (see Run).
+	firing bool
 }
 
 // Pending reports whether the slot is scheduled, and At its time.
-func (s *Slot) Pending() bool { return s.idx != 0 }
+func (s *Slot) Pending() bool { return s.idx != 0 && !s.firing }
 
 // At is the time the slot is scheduled for (meaningful while Pending).
 func (s *Slot) At() units.Time { return s.at }
@@ -78,7 +81,13 @@ type hent struct {
 func (e *Engine) Now() units.Time { return e.now }
 
 // Len is the number of pending events.
-func (e *Engine) Len() int { return len(e.q) + e.ncur }
+func (e *Engine) Len() int {
+	n := len(e.q) + e.ncur
+	if n > 0 && len(e.q) > 0 && e.q[0].s.firing {
+		n--
+	}
+	return n
+}
 
 // At schedules h to fire once at t (at Now if t is in the past). It returns a token for
 // Cancel.
@@ -95,6 +104,7 @@ func (e *Engine) Set(s *Slot, t units.Time) {
 	if t < e.now {
 		t = e.now
 	}
+	s.firing = false // a slot firing at the top of the heap is moved like a pending one
 	e.seq++
 	s.at, s.seq = t, e.seq
 	if s.idx < 0 {
@@ -124,7 +134,7 @@ func (e *Engine) Set(s *Slot, t units.Time) {
 
 // Cancel removes a pending event; it reports whether the event was still pending.
 func (e *Engine) Cancel(s *Slot) bool {
-	if s == nil || s.idx == 0 {
+	if s == nil || !s.Pending() {
 		return false
 	}
 	if s.idx < 0 {
@@ -143,7 +153,7 @@ func (e *Engine) unqueue(s *Slot) {
 
 // Reschedule moves a pending event to t; it returns false if it is not pending.
 func (e *Engine) Reschedule(s *Slot, t units.Time) bool {
-	if s == nil || s.idx == 0 {
+	if s == nil || !s.Pending() {
 		return false
 	}
 	e.Set(s, t)
@@ -158,6 +168,13 @@ func (e *Engine) Next() units.Time {
 	if len(e.q) == 0 {
 		return units.Never
 	}
+	if e.q[0].s.firing { // the top is being fired: the next is one of its children
+		t := units.Never
+		for i := 1; i <= 2 && i < len(e.q); i++ {
+			t = min(t, e.q[i].at)
+		}
+		return t
+	}
 	return e.q[0].at
 }
 
@@ -168,8 +185,20 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 		var s *Slot
 		switch {
 		case len(e.q) > 0 && (e.ncur == 0 || e.q[0].at == e.now) && e.q[0].at <= until:
+			// The top fires where it is: nothing scheduled while it fires can order
+			// before it (it is the least (time, sequence) pending), so it stays at the
+			// top, not pending, and a handler that re-arms its own slot (every node
+			// does) moves it with one sift-down instead of a removal and an insertion.
 			s = e.q[0].s
-			e.remove(0)
+			s.firing = true
+			e.now = s.at
+			s.H.Fire(s.at)
+			if s.firing {
+				s.firing = false
+				e.remove(s.idx - 1) // still the top: idx is 1
+			}
+			fired++
+			continue
 		case e.ncur > 0 && e.now <= until:
 			for e.cur[e.head] == nil {
 				e.head++
@@ -199,46 +228,58 @@ func (e *Engine) unqueue0(s *Slot) {
 	}
 }
 
-func (e *Engine) less(i, j int) bool {
-	a, b := &e.q[i], &e.q[j]
+// before reports whether a orders before b: earlier, or as early and scheduled first.
+func before(a, b *hent) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-func (e *Engine) swap(i, j int) {
-	e.q[i], e.q[j] = e.q[j], e.q[i]
-	e.q[i].s.idx = i + 1
-	e.q[j].s.idx = j + 1
-}
-
+// up moves e.q[j] towards the root to its place. The sifts move a hole rather than
+// swapping, so every entry passed over is written (and its slot's index) once.
 func (e *Engine) up(j int) {
+	x := e.q[j]
 	for j > 0 {
 		i := (j - 1) / 2
-		if !e.less(j, i) {
+		p := &e.q[i]
+		if !before(&x, p) {
 			break
 		}
-		e.swap(i, j)
+		e.q[j] = *p
+		p.s.idx = j + 1
 		j = i
 	}
+	e.q[j] = x
+	x.s.idx = j + 1
 }
 
+// down moves e.q[i0] towards the leaves to its place and reports whether it moved.
 func (e *Engine) down(i0 int) bool {
-	i, n := i0, len(e.q)
+	q := e.q
+	n := len(q)
+	x := q[i0]
+	i := i0
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && e.less(r, l) {
+		if r := l + 1; r < n && before(&q[r], &q[l]) {
 			j = r
 		}
-		if !e.less(j, i) {
+		c := &q[j]
+		if !before(c, &x) {
 			break
 		}
-		e.swap(i, j)
+		q[i] = *c
+		c.s.idx = i + 1
 		i = j
 	}
-	return i > i0
+	if i == i0 {
+		return false
+	}
+	q[i] = x
+	x.s.idx = i + 1
+	return true
 }
 
 func (e *Engine) remove(i int) {

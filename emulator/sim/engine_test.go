@@ -150,3 +150,51 @@ func TestEngineNowQueueKeepsInsertionOrder(t *testing.T) {
 		t.Fatalf("after cancel: %v, want %v", log, want)
 	}
 }
+
+// selfCheck re-arms its own slot from inside Fire and records what the engine reports
+// about the slot while it fires.
+type selfCheck struct {
+	e       *Engine
+	slot    Slot
+	next    units.Time // re-arm here (Never: do not)
+	pending []bool
+	lens    []int
+	nexts   []units.Time
+	cancels []bool
+}
+
+func (c *selfCheck) Fire(now units.Time) {
+	c.pending = append(c.pending, c.slot.Pending())
+	c.lens = append(c.lens, c.e.Len())
+	c.nexts = append(c.nexts, c.e.Next())
+	c.cancels = append(c.cancels, c.e.Cancel(&c.slot) || c.e.Reschedule(&c.slot, now+1))
+	if c.next != units.Never {
+		c.e.Set(&c.slot, c.next)
+		c.next = units.Never
+	}
+}
+
+// A slot firing from the top of the heap is not pending while it fires (Len, Next,
+// Cancel and Reschedule see it as fired), and re-arming it from its own handler orders
+// it exactly like a fresh insertion.
+func TestEngineFiringSlotIsNotPending(t *testing.T) {
+	var e Engine
+	var log []int
+	var at []units.Time
+	c := &selfCheck{e: &e, next: 25}
+	c.slot.H = c
+	e.Set(&c.slot, 10)
+	e.At(20, rec{1, &log, &at})
+	e.At(25, rec{2, &log, &at}) // before the re-arm at 25: fires first
+	e.At(30, rec{3, &log, &at})
+	e.Run(units.Never)
+	if !slices.Equal(c.pending, []bool{false, false}) || !slices.Equal(c.cancels, []bool{false, false}) {
+		t.Fatalf("while firing: pending %v, cancel/reschedule %v; want all false", c.pending, c.cancels)
+	}
+	if !slices.Equal(c.lens, []int{3, 1}) || !slices.Equal(c.nexts, []units.Time{20, 30}) {
+		t.Fatalf("while firing: Len %v, Next %v; want [3 1], [20 30]", c.lens, c.nexts)
+	}
+	if !slices.Equal(log, []int{1, 2, 3}) || !slices.Equal(at, []units.Time{20, 25, 30}) || e.Len() != 0 {
+		t.Fatalf("log %v at %v len %d", log, at, e.Len())
+	}
+}
