@@ -187,15 +187,12 @@ func (l *Lab) poll() {
 			}
 			p := &l.ports[i]
 			p.Rate = ps.Rate
-			p.TxBytes, p.TxPackets = int64(ps.TxBytes), int64(ps.TxPackets)
-			p.Drops, p.Marks, p.PauseTime = int64(ps.Dropped()), int64(ps.ECNMarks), ps.PauseTime
-			p.Lateness = results.Lateness{Count: int64(ps.Lateness.Count), P50: ps.Lateness.P50, P99: ps.Lateness.P99, Max: ps.Lateness.Max}
+			p.Close(&ps)
 			var delay units.Time
 			if ps.Rate > 0 {
 				delay = ps.Rate.TxTime(ps.QueueBytes)
 			}
-			p.Samples = append(p.Samples, results.PortSample{T: r.Time, QueueBytes: ps.QueueBytes, QueueDelay: delay,
-				TxBytes: p.TxBytes, Drops: p.Drops, Marks: p.Marks})
+			p.Samples = append(p.Samples, results.PortSampleOf(r.Time, &ps, switchd.Depth{Backlog: ps.QueueBytes, Delay: delay}))
 		}
 	}
 	if !changed {

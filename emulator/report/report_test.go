@@ -512,43 +512,51 @@ func FuzzParseRunName(f *testing.F) {
 	})
 }
 
-// Skew decides the verdict, a host daemon's like a switch port's; lateness is only
-// reported.
+// Skew decides the verdict, a host daemon's like a switch port's, each against what it
+// may have; lateness is only reported.
 func TestFidelityVerdictFromSkew(t *testing.T) {
 	p := testPlan(t)
 	tests := []struct {
-		name      string
-		portSkew  float64 // p99 in the port's packet times
-		hostSkew  units.Time
-		worst     string
-		verdict   string
-		relSkew99 float64
+		name     string
+		portSkew float64 // p99 in the port's packet times
+		hostSkew float64 // p99 in what the host may have
+		worst    string
+		verdict  string
+		ratio    float64
 	}{
 		{"late but not skewed", 0, 0, "h1:nic", "ok", 0},
 		{"port skewed under a packet", 0.5, 0, "s1:p3", "ok", 0.5},
-		{"host skewed two packets", 0, 240 * us, "h1:nic", "degraded", 2},
-		{"port skewed three packets", 3, 240 * us, "s1:p3", "degraded", 3},
+		{"host skewed under its bound", 0, 0.8, "h1:nic", "ok", 0.8},
+		{"host skewed twice its bound", 0, 2, "h1:nic", "degraded", 2},
+		{"port skewed three packets", 3, 2, "s1:p3", "degraded", 3},
 	}
 	sw, _ := p.SwitchByName("s1")
 	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
+	// h1 sends to h3 and receives from it: a tenth of that base RTT, or one 1500-byte
+	// packet at the host's rate if that is more.
+	base, err := p.BaseRTT("h1", "h3", 1500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostMay := max(rate.TxTime(1500), base/10)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			portSkew := units.Time(tc.portSkew * float64(pkt))
+			hostSkew := units.Time(tc.hostSkew * float64(hostMay))
 			sc, run := testRun("exp", 1, 1)
 			run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: 2 * us, Max: 3 * us}
 			run.Ports[0].Skew = results.Lateness{Count: 10, P99: portSkew, Max: portSkew}
 			run.Hosts = []results.Host{{Name: "h1", Rate: rate,
 				Lateness: results.Lateness{Count: 5, P50: 100 * us, P99: 240 * us, Max: 250 * us},
-				Skew:     results.Lateness{Count: 5, P99: tc.hostSkew, Max: tc.hostSkew}}}
+				Skew:     results.Lateness{Count: 5, P99: hostSkew, Max: hostSkew}}}
 			s, err := Summarize(p, sc, run, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f := s.Fidelity
-			// 120 µs is one 1500-byte packet at 100 Mbps (rate).
-			if f.WorstPort != tc.worst || f.Frames != 15 || !near(f.RelativeSkewP99, tc.relSkew99) || f.LatenessP99US != 240 ||
+			if f.WorstPort != tc.worst || f.Frames != 15 || math.Abs(f.SkewRatio-tc.ratio) > 1e-6 || f.LatenessP99US != 240 ||
 				!near(f.RelativeP99, 2) || f.Verdict != tc.verdict {
-				t.Errorf("fidelity = %+v", f)
+				t.Errorf("fidelity = %+v (host may have %v)", f, hostMay)
 			}
 		})
 	}

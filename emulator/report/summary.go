@@ -19,10 +19,12 @@
 // handles every frame in the computed order. What a late daemon does distort is
 // recorded as skew: a switch port that enqueues a frame it read late behind frames that
 // arrived after it (their serialisation), a host that reads a frame after it already
-// acted at later times (how much later). The verdict is "degraded" when any port's or
-// host's p99 skew exceeds DegradedP99Packets packet times (an MTU at its rate): the
-// emulator then reordered packets by more than a packet's own length, so the queues and
-// delays it measured are distorted. Lateness is reported beside it; it matters for
+// acted at later times (how much later). The verdict is "degraded" when any port's p99
+// skew exceeds DegradedP99Packets packet times (an MTU at its rate), when the emulator
+// reordered packets by more than a packet's own length, so the queues and delays it
+// measured are distorted, or when a host's exceeds that or HostSkewRTTFraction of its
+// flows' base RTT, whichever is more, when its algorithms acted on feedback noticeably
+// later than a real host would. Lateness is reported beside it; it matters for
 // kernel traffic (ping, iperf3), which carries no schedule. On the sim both are zero.
 package report
 
@@ -47,8 +49,14 @@ import (
 const BulkIntervals = 10
 
 // DegradedP99Packets is the fidelity threshold: a port or host whose p99 skew is more
-// than this many packet times (MTU at its rate) makes the run "degraded".
+// than this many packet times (MTU at its rate) makes the run "degraded" (a host may
+// have more when HostSkewRTTFraction of its RTT is more).
 const DegradedP99Packets = 1.0
+
+// HostSkewRTTFraction is the fraction of its flows' shortest base RTT a host's p99 skew
+// may reach: a host's skew delays the feedback its algorithms act on, as a slow host
+// stack would, and a tenth of the RTT leaves their control loops as they are.
+const HostSkewRTTFraction = 0.1
 
 // Summary is summary.json.
 type Summary struct {
@@ -87,6 +95,9 @@ type Summary struct {
 
 	in  *Input      // what the summary was computed from (for WriteRun and sweeps)
 	env *expect.Env // the metric environment (for checks that compare runs)
+	// hostRTT is, per host, the shortest base RTT of the flows it sends or receives
+	// (what a host's schedule skew is measured against).
+	hostRTT map[string]units.Time
 }
 
 // Pct is a distribution's percentiles (nearest rank, see metrics.Percentile).
@@ -209,10 +220,14 @@ type Queue struct {
 // Fidelity is how closely the emulator kept the computed schedule (see the package doc).
 type Fidelity struct {
 	// SkewP99US and SkewMaxUS are the worst port's or host's p99 skew and the largest
-	// skew anywhere; RelativeSkewP99 the worst p99 in packet times (MTU at its rate).
-	SkewP99US       float64 `json:"skew_p99_us"`
-	SkewMaxUS       float64 `json:"skew_max_us"`
-	RelativeSkewP99 float64 `json:"relative_skew_p99"`
+	// skew anywhere. SkewRatio is the worst p99 skew over what its port or host may
+	// have: DegradedP99Packets packet times (MTU at its rate) at a switch port; at a
+	// host, the larger of that and HostSkewRTTFraction of the shortest base RTT of the
+	// flows it sends or receives (a host's skew delays its feedback, which matters
+	// against the control loop's RTT).
+	SkewP99US float64 `json:"skew_p99_us"`
+	SkewMaxUS float64 `json:"skew_max_us"`
+	SkewRatio float64 `json:"skew_ratio"`
 	// LatenessP50US and LatenessP99US are the worst port's (largest) p50 and p99 release
 	// lateness; MaxUS the largest lateness anywhere.
 	LatenessP50US float64 `json:"lateness_p50_us"`
@@ -223,11 +238,11 @@ type Fidelity struct {
 	RelativeP50 float64 `json:"relative_p50"`
 	RelativeP99 float64 `json:"relative_p99"`
 	// WorstPort is the port (or host NIC, "h1:nic", on real backends) with the largest
-	// relative p99 skew, or, when nothing was skewed, the largest relative p99 lateness.
+	// SkewRatio, or, when nothing was skewed, the largest relative p99 lateness.
 	WorstPort string `json:"worst_port,omitempty"`
 	// Frames is the number of frames measured.
 	Frames int64 `json:"frames"`
-	// Verdict is "ok" or "degraded" (RelativeSkewP99 > Threshold).
+	// Verdict is "ok" or "degraded" (SkewRatio > 1).
 	Verdict   string  `json:"verdict"`
 	Threshold float64 `json:"threshold_packets"`
 }
@@ -522,6 +537,14 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			}
 			rttCache[key] = base
 		}
+		if s.hostRTT == nil {
+			s.hostRTT = map[string]units.Time{}
+		}
+		for _, h := range key {
+			if r, ok := s.hostRTT[h]; !ok || base < r {
+				s.hostRTT[h] = base
+			}
+		}
 		if f.Size > 0 && f.Finish > 0 {
 			fct := f.Finish - f.Start
 			bn, ok := bnCache[key]
@@ -726,7 +749,7 @@ func portMTU(p *plan.Plan, sw string, port int) int {
 func (s *Summary) fidelity() {
 	f := Fidelity{Verdict: "ok", Threshold: DegradedP99Packets}
 	worstLate := ""
-	add := func(name string, late, skew results.Lateness, pkt units.Time) {
+	add := func(name string, late, skew results.Lateness, pkt, allowed units.Time) {
 		if late.Count == 0 && skew.Count == 0 {
 			return
 		}
@@ -745,13 +768,14 @@ func (s *Summary) fidelity() {
 			f.RelativeP99 = max(f.RelativeP99, r99)
 			worstLate = name
 		}
-		if rs := float64(skew.P99) / float64(pkt); rs > f.RelativeSkewP99 {
-			f.RelativeSkewP99 = rs
+		if rs := float64(skew.P99) / float64(allowed); rs > f.SkewRatio {
+			f.SkewRatio = rs
 			f.WorstPort = name
 		}
 	}
 	for _, pt := range s.in.Run.Ports {
-		add(pt.Switch+":"+pt.Name, pt.Lateness, pt.Skew, pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port))))
+		pkt := pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port)))
+		add(pt.Switch+":"+pt.Name, pt.Lateness, pt.Skew, pkt, units.Time(DegradedP99Packets*float64(pkt)))
 	}
 	// Host daemons (real backends) release their NIC's frames late too.
 	for _, h := range s.in.Run.Hosts {
@@ -761,12 +785,14 @@ func (s *Summary) fidelity() {
 				mtu = hp.Config.MTU
 			}
 		}
-		add(h.Name+":nic", h.Lateness, h.Skew, h.Rate.TxTime(units.Bytes(mtu)))
+		pkt := h.Rate.TxTime(units.Bytes(mtu))
+		allowed := max(units.Time(DegradedP99Packets*float64(pkt)), units.Time(HostSkewRTTFraction*float64(s.hostRTT[h.Name])))
+		add(h.Name+":nic", h.Lateness, h.Skew, pkt, allowed)
 	}
 	if f.WorstPort == "" {
 		f.WorstPort = worstLate
 	}
-	if f.RelativeSkewP99 > DegradedP99Packets {
+	if f.SkewRatio > 1 {
 		f.Verdict = "degraded"
 	}
 	s.Fidelity = f
