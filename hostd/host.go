@@ -119,6 +119,11 @@ type HostStats struct {
 	Malformed uint64
 	// PausedTime is the total time the NIC was held by PFC.
 	PausedTime units.Time
+	// StaleTimers counts frames (ACKs, CNPs) read after a timer of their flow had
+	// fired although they arrived before its deadline: a driver stalled longer than
+	// Options.TimerGrace, so the timer may have fired where it would not have. Always
+	// 0 on the sim.
+	StaleTimers uint64
 }
 
 type flow struct {
@@ -131,6 +136,9 @@ type flow struct {
 	// snd.TimerDeadline(): they change only when the host calls into the sender, so the
 	// NIC's scans over flows read two fields instead of calling into the algorithm.
 	ready, timer units.Time
+	// fired is the deadline of the latest timer fired: a frame for the flow that
+	// arrived before it was read too late to cancel it (HostStats.StaleTimers).
+	fired units.Time
 }
 
 // refresh recomputes f's cached deadlines after a call into its sender, and lowers
@@ -352,6 +360,9 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 		if f == nil {
 			h.stats.Ignored++
 			return
+		}
+		if now < f.fired {
+			h.stats.StaleTimers++
 		}
 		f.snd.HandlePacket(now, v)
 		h.refresh(f)

@@ -523,6 +523,9 @@ func TestTimerGraceLateAck(t *testing.T) {
 			if sk := h0.Skew(); (sk.Max > 0) != tc.skewed || sk.Count != 1 {
 				t.Errorf("skew %+v over the ACK, want skewed %v", sk, tc.skewed)
 			}
+			if st := h0.Stats().StaleTimers; (st > 0) != tc.skewed {
+				t.Errorf("%d stale timers, want some: %v", st, tc.skewed)
+			}
 		})
 	}
 }

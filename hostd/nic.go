@@ -38,6 +38,7 @@ func (h *Host) fireTimers(due units.Time) {
 				}
 				if f.snd.TimerDeadline() <= at {
 					f.snd.HandleTimeout(at)
+					f.fired = at
 					h.checkDone(f)
 				}
 				h.committed = max(h.committed, at)

@@ -473,7 +473,8 @@ func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 			flows[f.ID] = f
 		}
 		rate := r.jobs[hp.name].Host.Rate
-		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness, Skew: o.Skew})
+		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness, Skew: o.Skew,
+			StaleTimers: int64(o.Stats.StaleTimers)})
 	}
 	for _, f := range r.sc.Flows {
 		rf, ok := flows[f.ID]

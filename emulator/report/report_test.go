@@ -529,6 +529,7 @@ func TestFidelityVerdictFromSkew(t *testing.T) {
 		{"host skewed under its bound", 0, 0.8, "h1:nic", "ok", 0.8},
 		{"host skewed twice its bound", 0, 2, "h1:nic", "degraded", 2},
 		{"port skewed three packets", 3, 2, "s1:p3", "degraded", 3},
+		{"a stale timer", 0, 0, "h1:nic", "degraded", 0},
 	}
 	sw, _ := p.SwitchByName("s1")
 	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
@@ -549,6 +550,9 @@ func TestFidelityVerdictFromSkew(t *testing.T) {
 			run.Hosts = []results.Host{{Name: "h1", Rate: rate,
 				Lateness: results.Lateness{Count: 5, P50: 100 * us, P99: 240 * us, Max: 250 * us},
 				Skew:     results.Lateness{Count: 5, P99: hostSkew, Max: hostSkew}}}
+			if tc.name == "a stale timer" {
+				run.Hosts[0].StaleTimers = 1
+			}
 			s, err := Summarize(p, sc, run, nil)
 			if err != nil {
 				t.Fatal(err)

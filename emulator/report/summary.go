@@ -24,7 +24,8 @@
 // reordered packets by more than a packet's own length, so the queues and delays it
 // measured are distorted, or when a host's exceeds that or HostSkewRTTFraction of its
 // flows' base RTT, whichever is more, when its algorithms acted on feedback noticeably
-// later than a real host would. Lateness is reported beside it; it matters for
+// later than a real host would; and when a host read a frame after a timer it should
+// have preceded had fired (a stall longer than the host's timer grace). Lateness is reported beside it; it matters for
 // kernel traffic (ping, iperf3), which carries no schedule. On the sim both are zero.
 package report
 
@@ -242,7 +243,11 @@ type Fidelity struct {
 	WorstPort string `json:"worst_port,omitempty"`
 	// Frames is the number of frames measured.
 	Frames int64 `json:"frames"`
-	// Verdict is "ok" or "degraded" (SkewRatio > 1).
+	// StaleTimers counts, over the hosts, frames read after a timer they should have
+	// preceded had fired: a daemon stalled longer than its timer grace, so timeouts
+	// may have fired where they would not have.
+	StaleTimers int64 `json:"stale_timers"`
+	// Verdict is "ok" or "degraded" (SkewRatio > 1 or StaleTimers > 0).
 	Verdict   string  `json:"verdict"`
 	Threshold float64 `json:"threshold_packets"`
 }
@@ -788,11 +793,12 @@ func (s *Summary) fidelity() {
 		pkt := h.Rate.TxTime(units.Bytes(mtu))
 		allowed := max(units.Time(DegradedP99Packets*float64(pkt)), units.Time(HostSkewRTTFraction*float64(s.hostRTT[h.Name])))
 		add(h.Name+":nic", h.Lateness, h.Skew, pkt, allowed)
+		f.StaleTimers += h.StaleTimers
 	}
 	if f.WorstPort == "" {
 		f.WorstPort = worstLate
 	}
-	if f.SkewRatio > 1 {
+	if f.SkewRatio > 1 || f.StaleTimers > 0 {
 		f.Verdict = "degraded"
 	}
 	s.Fidelity = f

@@ -33,6 +33,9 @@ type Host struct {
 	// Skew is how stale the host's decisions were for frames it read late (see
 	// hostd.Host.Skew).
 	Skew Lateness `json:"skew"`
+	// StaleTimers counts frames read after a timer they should have preceded had
+	// fired (hostd.HostStats.StaleTimers).
+	StaleTimers int64 `json:"stale_timers,omitempty"`
 }
 
 // Flow is one flow's record.
