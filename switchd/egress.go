@@ -17,25 +17,27 @@ import (
 // Serialisation uses cumulative bytes per busy period (style anchor 2):
 // dep = busyStart + rate.TxTime(busyBytes), so rounding never accumulates.
 type egress struct {
-	rate   units.Rate
-	delay  units.Time
-	cap    units.Bytes
-	mtu    int // largest frame the port sends
-	mark   marker
-	q      ring
-	ndep   int         // q[0:ndep] departed, in the delay line
-	qbytes units.Bytes // bytes in q[ndep:]
-	sched  bool        // q[ndep] is scheduled
-	last   units.Time  // departure of the last scheduled packet
+	// The schedule's state, read on every event, comes first (see port).
+	q       ring
+	ndep    int  // q[0:ndep] departed, in the delay line
+	sched   bool // q[ndep] is scheduled
+	newBusy bool // the rate changed: the next packet starts a new period
+	ctl     ring // pause frames to send upstream: not queued, only delayed
+	delay   units.Time
+	last    units.Time // departure of the last scheduled packet
+
+	pauseUntil units.Time // the end of the PFC pause in force, or of the last one
 
 	busyStart units.Time  // start of the current busy period
 	busyBytes units.Bytes // bytes scheduled in it so far
-	newBusy   bool        // the rate changed: the next packet starts a new period
+	rate      units.Rate
+	qbytes    units.Bytes // bytes in q[ndep:]
+	cap       units.Bytes
+	mtu       int // largest frame the port sends
+	mark      marker
 
-	pauseFrom, pauseUntil units.Time // the PFC pause in force, or the last one
-	pauseDone             units.Time // total length of earlier pauses
-
-	ctl ring // pause frames to send upstream: not queued, only delayed
+	pauseFrom units.Time // the start of the PFC pause in force, or of the last one
+	pauseDone units.Time // total length of earlier pauses
 
 	txPackets, txBytes uint64
 	waited             units.Time // total queueing delay (start − arrival) of the departed

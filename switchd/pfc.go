@@ -11,10 +11,10 @@ import (
 // asks for a pause above XOff, a refresh at half the pause's length while it lasts,
 // and a resume at XOn.
 type pfcIngress struct {
+	refreshAt units.Time // when to repeat the pause while pausing (Never otherwise)
 	cfg       PFCConfig
 	held      units.Bytes // bytes that arrived here and wait in the switch
 	pausing   bool        // the upstream has been told to pause
-	refreshAt units.Time  // when to repeat the pause while pausing (Never otherwise)
 	sent      uint64      // pause and resume frames sent
 }
 
@@ -69,6 +69,7 @@ func (s *Switch) hold(in int, n units.Bytes, t units.Time) {
 // queue but takes the link's delay. While pausing, it is repeated at half its length.
 func (s *Switch) sendPause(i int, t units.Time, quanta uint16) {
 	p := &s.ports[i]
+	s.touch(i)
 	if quanta != 0 {
 		p.pfc.refreshAt = t + max(1, p.eg.rate.TxTime(units.Bytes(quanta)*64)/2)
 	}

@@ -60,8 +60,9 @@ func (s *Switch) advance(t units.Time) {
 
 // next caches the switch's earliest event times, so that the calls a driver makes
 // between events (Poll finding nothing due, NextDeadline after every call) cost O(1)
-// instead of a scan of every port. Whatever changes a port's lines or queue clears ok;
-// Receive, which only appends to an ingress line, lowers work and deadline in place.
+// instead of a scan of every port. Whatever changes a port's lines or queue clears ok
+// and touches the port, whose share (portNext) alone is then recomputed; Receive, which
+// only appends to an ingress line, lowers work and deadline in place.
 type next struct {
 	ok bool
 	// work is the earliest time at which advance has something to do: a frame leaving
@@ -79,57 +80,111 @@ type next struct {
 	ctl bool
 }
 
-// nextTimes returns the cached event times, recomputing them with one scan of the ports
-// if anything changed since the last call.
+// portNext is one port's share of next: the earliest times its ingress line, PFC
+// refresh and egress contribute, and its next frame out.
+type portNext struct {
+	work, egwork, deadline units.Time
+	due                    units.Time // the port's next frame out (Never: none)
+	ctl                    bool       // that frame is a pause frame
+}
+
+// touch records that port i's lines, queue, schedule or PFC state changed: nextTimes
+// recomputes its share. Every change to what portNext reads must touch the port.
+func (s *Switch) touch(i int) { s.dirty |= 1 << (uint(i) & 63) }
+
+// nextTimes returns the cached event times, recomputing them if anything changed since
+// the last call.
 func (s *Switch) nextTimes() *next {
+	if !s.nx.ok {
+		s.recomputeNext()
+	}
+	return &s.nx
+}
+
+// checkNext, when set (by the package's tests), checks every recomputation of nx.
+var checkNext func(*Switch)
+
+// recomputeNext recomputes the shares of the ports touched since the last call (every
+// port's on switches with more than 64), then the minimum over the ports.
+func (s *Switch) recomputeNext() {
+	pn := s.pn
+	if len(pn) > 64 {
+		for i := range pn {
+			s.portNext(i, &pn[i])
+		}
+	} else {
+		for m := s.dirty; m != 0; m &= m - 1 {
+			if i := bits.TrailingZeros64(m); i < len(pn) {
+				s.portNext(i, &pn[i])
+			}
+		}
+	}
+	s.dirty = 0
 	x := &s.nx
-	if x.ok {
-		return x
+	x.ok = true
+	x.work, x.egwork, x.deadline, x.out, x.due, x.ctl = reduceNext(pn)
+	if checkNext != nil {
+		checkNext(s)
 	}
-	work, egwork, dl, out, due, ctl := units.Never, units.Never, units.Never, -1, units.Never, false
-	for i := range s.ports {
-		p := &s.ports[i]
-		if p.in.n > 0 {
-			t := p.in.at(0).t
-			work, dl = min(work, t), min(dl, t)
-		}
-		dl = min(dl, p.pfc.refreshAt)
-		if s.pfc {
-			work = min(work, p.pfc.refreshAt)
-		}
-		e := &p.eg
-		if e.ctl.n > 0 {
-			d := e.ctl.at(0).due
-			dl = min(dl, d)
-			if d < due {
-				out, due, ctl = i, d, true
-			}
-		}
-		if e.ndep > 0 {
-			d := e.q.at(0).due
-			dl = min(dl, d)
-			if d < due {
-				out, due, ctl = i, d, false
-			}
-		}
-		if e.ndep < e.q.n {
-			// The head departs at its dep once scheduled; until then, advance has work
-			// as soon as it can start.
-			h := e.q.at(e.ndep)
-			start, dep := h.dep, h.dep
-			if !e.sched {
-				start, dep = e.next(h)
-			}
-			egwork = min(egwork, start)
-			if s.pfc {
-				dl = min(dl, dep) // a departure may resume an upstream
-			} else {
-				dl = min(dl, dep+e.delay)
-			}
+}
+
+// reduceNext is the minimum of the ports' shares (ties for the next frame out go to the
+// lower port).
+func reduceNext(pn []portNext) (work, egwork, dl units.Time, out int, due units.Time, ctl bool) {
+	work, egwork, dl, out, due = units.Never, units.Never, units.Never, -1, units.Never
+	for i := range pn {
+		p := &pn[i]
+		work = min(work, p.work)
+		egwork = min(egwork, p.egwork)
+		dl = min(dl, p.deadline)
+		if p.due < due {
+			out, due = i, p.due
 		}
 	}
-	*x = next{ok: true, work: min(work, egwork), egwork: egwork, deadline: dl, out: out, due: due, ctl: ctl}
-	return x
+	if out >= 0 {
+		ctl = pn[out].ctl
+	}
+	return min(work, egwork), egwork, dl, out, due, ctl
+}
+
+// portNext computes port i's share of next into x.
+func (s *Switch) portNext(i int, x *portNext) {
+	p := &s.ports[i]
+	work, dl := units.Never, p.pfc.refreshAt
+	if p.in.n > 0 {
+		t := p.in.at(0).t
+		work, dl = t, min(dl, t)
+	}
+	if s.pfc {
+		work = min(work, p.pfc.refreshAt)
+	}
+	e := &p.eg
+	due, ctl := units.Never, false
+	if e.ctl.n > 0 { // a port's pause frames go before its data at equal times
+		due, ctl = e.ctl.at(0).due, true
+	}
+	if e.ndep > 0 {
+		if d := e.q.at(0).due; d < due {
+			due, ctl = d, false
+		}
+	}
+	dl = min(dl, due)
+	egwork := units.Never
+	if e.ndep < e.q.n {
+		// The head departs at its dep once scheduled; until then, advance has work as
+		// soon as it can start.
+		h := e.q.at(e.ndep)
+		start, dep := h.dep, h.dep
+		if !e.sched {
+			start, dep = e.next(h)
+		}
+		egwork = start
+		if !s.pfc {
+			dep += e.delay // without PFC only the frame's arrival at the far end matters
+		}
+		dl = min(dl, dep) // with PFC a departure may resume an upstream
+	}
+	*x = portNext{work: work, egwork: egwork, deadline: dl, due: due, ctl: ctl}
 }
 
 // advanceEgress processes every departure up to x. With PFC on, departures across
@@ -148,6 +203,9 @@ func (s *Switch) advanceEgress(x units.Time) {
 		for m := s.queued; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
 			e := &s.ports[i].eg
+			if !e.sched {
+				s.touch(i) // schedule may schedule the head
+			}
 			for e.schedule(x) <= x {
 				s.depart(i)
 			}
@@ -157,7 +215,11 @@ func (s *Switch) advanceEgress(x units.Time) {
 	for {
 		best, bd := -1, units.Never
 		for i := range s.ports {
-			if d := s.ports[i].eg.schedule(x); d <= x && d < bd {
+			e := &s.ports[i].eg
+			if !e.sched && e.ndep < e.q.len() {
+				s.touch(i) // schedule may schedule the head
+			}
+			if d := e.schedule(x); d <= x && d < bd {
 				best, bd = i, d
 			}
 		}
@@ -174,6 +236,7 @@ func (s *Switch) ingress(src int, t units.Time) {
 	p := &s.ports[src]
 	k := p.in.pop()
 	s.nin--
+	s.touch(src)
 	frame := s.pool.buf(k.buf)[:k.n]
 	if q, ok := wire.ParsePause(frame); ok {
 		p.pausesRx++
@@ -267,6 +330,7 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 	k.reef = int16(v.Reef) // k.t stays the arrival, which may be earlier than t (see Receive)
 	e.q.push(k)
 	s.queued |= 1 << (uint(out) & 63)
+	s.touch(out)
 	e.qbytes += n
 	e.maxQ = max(e.maxQ, e.qbytes)
 	s.hold(int(k.in), n, t)
@@ -278,6 +342,7 @@ func (s *Switch) depart(i int) {
 	e := &s.ports[i].eg
 	h := e.q.at(e.ndep)
 	e.ndep++
+	s.touch(i)
 	if e.ndep == e.q.len() {
 		s.queued &^= 1 << (uint(i) & 63)
 	}

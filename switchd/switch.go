@@ -22,19 +22,20 @@ type Out struct {
 // port is one port's state: the ingress delay line and PFC accounting on the way in,
 // the egress queue on the way out.
 type port struct {
-	cfg PortConfig
-	up  bool
+	// What nextTimes and advance read on every event comes first, so that a scan of
+	// the ports touches few cache lines; the configuration and counters come last.
+	in  ring       // ingress delay line (constant delay, so a FIFO)
+	pfc pfcIngress // PFC on this port's ingress
+	eg  egress
 
-	in      ring       // ingress delay line (constant delay, so a FIFO)
-	lastIn  units.Time // time the last frame entered the line (keeps it in order)
-	rxPkts  uint64
-	rxBytes uint64
-	drops   [NumDropReasons]uint64
-
-	pfc      pfcIngress // PFC on this port's ingress
+	up       bool
+	lastIn   units.Time // time the last frame entered the line (keeps it in order)
 	pausesRx uint64     // PFC frames received (pausing this port's egress)
+	rxPkts   uint64
+	rxBytes  uint64
+	drops    [NumDropReasons]uint64
 
-	eg egress
+	cfg PortConfig
 }
 
 // Switch is one switch's forwarding pipeline as a sans-I/O state machine (see the
@@ -52,6 +53,10 @@ type Switch struct {
 	now units.Time // every event up to now has been processed
 	nin int        // frames in ingress delay lines
 	nx  next       // cached earliest event times (see next)
+	// pn caches each port's share of nx; dirty has bit i set when port i changed since
+	// its share was computed (see touch).
+	pn    []portNext
+	dirty uint64
 	// queued has bit i set when port i's queue holds a frame not yet departed, so the
 	// egress pass visits only those; switches with more than 64 ports visit every port.
 	queued uint64
@@ -76,6 +81,8 @@ func New(cfg Config) (*Switch, error) {
 		mpdU:   cfg.INT.MPDUnit,
 		lent:   -1,
 		upv:    make([]bool, len(cfg.Ports)),
+		pn:     make([]portNext, len(cfg.Ports)),
+		dirty:  ^uint64(0),
 	}
 	s.lb = newBalancer(cfg.LB, cfg.Seed, lbRng, s)
 	size, want := 0, 0
@@ -192,6 +199,7 @@ func (s *Switch) enter(now units.Time, port int, b int32, n int) {
 	p.lastIn = t
 	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t})
 	s.nin++
+	s.touch(port)
 	// A frame behind others on its line is no earlier than the line's head, so the
 	// cached minima only ever move down to t.
 	s.nx.work = min(s.nx.work, t)
@@ -226,6 +234,7 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 		e.late.Add(s.now - p.due)
 	}
 	s.nx.ok = false
+	s.touch(best)
 	s.lent, s.lentN = p.buf, p.n
 	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due}, true
 }
@@ -242,6 +251,7 @@ func (s *Switch) SetPortRate(now units.Time, port int, r units.Rate) {
 	e := &s.ports[port].eg
 	e.rate, e.newBusy = r, true
 	s.nx.ok = false
+	s.touch(port)
 }
 
 // SetPortUp brings port up or down at now (a timeline event). A down port drops what
@@ -255,6 +265,7 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 	}
 	s.advance(now)
 	s.nx.ok = false
+	s.dirty = ^uint64(0) // frames dropped here release PFC holds on other ports
 	p := &s.ports[port]
 	p.up = up
 	if !up {
