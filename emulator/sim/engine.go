@@ -37,14 +37,17 @@ type Slot struct {
 	H   Handler
 	at  units.Time
 	seq uint64
-	idx int // position in the heap + 1; −(position in the now-queue + 1); 0 when not pending
-	// firing is set while the slot's handler runs from the top of the heap, where the
-	// slot stays (not pending) so that re-arming it costs one sift-down (see Run).
-	firing bool
+	hi  int // position in the heap + 1 (0: no heap entry)
+	qi  int // position in the now-queue + 1 (0: not in it)
+	// parked marks a heap entry that is not the slot's pending event: the slot is
+	// firing from it (at the top) or has moved to the now-queue. The entry stays, with
+	// its old key, so that the slot's next Set moves it with one sift instead of a
+	// removal and an insertion; Run drops a parked entry that reaches the top.
+	parked bool
 }
 
 // Pending reports whether the slot is scheduled, and At its time.
-func (s *Slot) Pending() bool { return s.idx != 0 && !s.firing }
+func (s *Slot) Pending() bool { return s.qi != 0 || (s.hi != 0 && !s.parked) }
 
 // At is the time the slot is scheduled for (meaningful while Pending).
 func (s *Slot) At() units.Time { return s.at }
@@ -61,12 +64,13 @@ type Token = *Slot
 // at now. That is exactly (time, sequence) order, because every heap event at now was
 // scheduled before now was reached, so its sequence is lower.
 type Engine struct {
-	now  units.Time
-	seq  uint64
-	q    []hent  // the heap
-	cur  []*Slot // the now-queue; nil entries were cancelled or moved
-	head int     // first entry of cur not yet fired
-	ncur int     // live entries in cur
+	now    units.Time
+	seq    uint64
+	q      []hent  // the heap, parked entries included
+	parked int     // parked entries in q
+	cur    []*Slot // the now-queue; nil entries were cancelled or moved
+	head   int     // first entry of cur not yet fired
+	ncur   int     // live entries in cur
 }
 
 // hent is a heap entry: the ordering key inline, so sifting compares without chasing
@@ -81,13 +85,7 @@ type hent struct {
 func (e *Engine) Now() units.Time { return e.now }
 
 // Len is the number of pending events.
-func (e *Engine) Len() int {
-	n := len(e.q) + e.ncur
-	if n > 0 && len(e.q) > 0 && e.q[0].s.firing {
-		n--
-	}
-	return n
-}
+func (e *Engine) Len() int { return len(e.q) - e.parked + e.ncur }
 
 // At schedules h to fire once at t (at Now if t is in the past). It returns a token for
 // Cancel.
@@ -104,28 +102,32 @@ func (e *Engine) Set(s *Slot, t units.Time) {
 	if t < e.now {
 		t = e.now
 	}
-	s.firing = false // a slot firing at the top of the heap is moved like a pending one
 	e.seq++
 	s.at, s.seq = t, e.seq
-	if s.idx < 0 {
+	if s.qi != 0 {
 		e.unqueue(s)
 	}
 	if t == e.now {
-		if s.idx > 0 {
-			e.remove(s.idx - 1)
+		if s.hi != 0 && !s.parked {
+			s.parked = true
+			e.parked++
 		}
 		e.cur = append(e.cur, s)
 		e.ncur++
-		s.idx = -len(e.cur)
+		s.qi = len(e.cur)
 		return
 	}
-	if s.idx == 0 {
+	if s.hi == 0 {
 		e.q = append(e.q, hent{t, s.seq, s})
-		s.idx = len(e.q)
-		e.up(s.idx - 1)
+		s.hi = len(e.q)
+		e.up(s.hi - 1)
 		return
 	}
-	i := s.idx - 1
+	if s.parked {
+		s.parked = false
+		e.parked--
+	}
+	i := s.hi - 1
 	e.q[i].at, e.q[i].seq = t, s.seq
 	if !e.down(i) {
 		e.up(i)
@@ -137,17 +139,17 @@ func (e *Engine) Cancel(s *Slot) bool {
 	if s == nil || !s.Pending() {
 		return false
 	}
-	if s.idx < 0 {
-		e.unqueue(s)
+	if s.qi != 0 {
+		e.unqueue(s) // a heap entry it has stays parked
 	} else {
-		e.remove(s.idx - 1)
+		e.remove(s.hi - 1)
 	}
 	return true
 }
 
 // unqueue takes s out of the now-queue.
 func (e *Engine) unqueue(s *Slot) {
-	e.cur[-s.idx-1] = nil
+	e.cur[s.qi-1] = nil
 	e.unqueue0(s)
 }
 
@@ -165,17 +167,13 @@ func (e *Engine) Next() units.Time {
 	if e.ncur > 0 {
 		return e.now
 	}
-	if len(e.q) == 0 {
-		return units.Never
-	}
-	if e.q[0].s.firing { // the top is being fired: the next is one of its children
-		t := units.Never
-		for i := 1; i <= 2 && i < len(e.q); i++ {
+	t := units.Never
+	for i := range e.q { // parked entries may hide it anywhere: a scan, off the hot path
+		if !e.q[i].s.parked {
 			t = min(t, e.q[i].at)
 		}
-		return t
 	}
-	return e.q[0].at
+	return t
 }
 
 // Run fires events in order until the next one is after until or none is left, and
@@ -185,17 +183,21 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 		var s *Slot
 		switch {
 		case len(e.q) > 0 && (e.ncur == 0 || e.q[0].at == e.now) && e.q[0].at <= until:
-			// The top fires where it is: nothing scheduled while it fires can order
-			// before it (it is the least (time, sequence) pending), so it stays at the
-			// top, not pending, and a handler that re-arms its own slot (every node
-			// does) moves it with one sift-down instead of a removal and an insertion.
 			s = e.q[0].s
-			s.firing = true
+			if s.parked { // the slot moved to the now-queue or was cancelled there
+				e.remove(0)
+				continue
+			}
+			// The top fires where it is, parked: nothing scheduled while it fires can
+			// order before it (it is the least (time, sequence) pending), so it stays
+			// at the top, and a handler that re-arms its own slot (every node does)
+			// moves it with one sift-down instead of a removal and an insertion.
+			s.parked = true
+			e.parked++
 			e.now = s.at
 			s.H.Fire(s.at)
-			if s.firing {
-				s.firing = false
-				e.remove(s.idx - 1) // still the top: idx is 1
+			if s.parked { // not re-armed past now: drop the entry (the top, unless moved)
+				e.remove(s.hi - 1)
 			}
 			fired++
 			continue
@@ -222,7 +224,7 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 // unqueue0 finishes taking s, already cleared from its entry, off the now-queue.
 func (e *Engine) unqueue0(s *Slot) {
 	e.ncur--
-	s.idx = 0
+	s.qi = 0
 	if e.ncur == 0 {
 		e.cur, e.head = e.cur[:0], 0
 	}
@@ -244,11 +246,11 @@ func (e *Engine) up(j int) {
 			break
 		}
 		e.q[j] = *p
-		p.s.idx = j + 1
+		p.s.hi = j + 1
 		j = i
 	}
 	e.q[j] = x
-	x.s.idx = j + 1
+	x.s.hi = j + 1
 }
 
 // down moves e.q[i0] towards the leaves to its place and reports whether it moved.
@@ -271,23 +273,28 @@ func (e *Engine) down(i0 int) bool {
 			break
 		}
 		q[i] = *c
-		c.s.idx = i + 1
+		c.s.hi = i + 1
 		i = j
 	}
 	if i == i0 {
 		return false
 	}
 	q[i] = x
-	x.s.idx = i + 1
+	x.s.hi = i + 1
 	return true
 }
 
+// remove takes entry i out of the heap (a parked one included).
 func (e *Engine) remove(i int) {
 	n := len(e.q) - 1
-	e.q[i].s.idx = 0
+	if s := e.q[i].s; s.parked {
+		s.parked = false
+		e.parked--
+	}
+	e.q[i].s.hi = 0
 	if i != n {
 		e.q[i] = e.q[n]
-		e.q[i].s.idx = i + 1
+		e.q[i].s.hi = i + 1
 	}
 	e.q[n] = hent{}
 	e.q = e.q[:n]

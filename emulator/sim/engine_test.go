@@ -198,3 +198,88 @@ func TestEngineFiringSlotIsNotPending(t *testing.T) {
 		t.Fatalf("log %v at %v len %d", log, at, e.Len())
 	}
 }
+
+// chaos is a handler that, each time it fires, moves, cancels or re-arms random slots
+// (its own included) at random times, now among them; model is the reference: the
+// pending events by (time, sequence), the order the engine promises.
+type chaos struct {
+	id    int
+	slot  Slot
+	all   []*chaos
+	e     *Engine
+	r     *rand.Rand
+	model map[int][2]uint64 // id → (time, sequence) of pending events
+	seq   *uint64
+	log   *[]int
+	t     *testing.T
+}
+
+func (c *chaos) set(o *chaos, at units.Time) {
+	c.e.Set(&o.slot, at)
+	*c.seq++
+	c.model[o.id] = [2]uint64{uint64(max(at, c.e.Now())), *c.seq}
+}
+
+func (c *chaos) Fire(now units.Time) {
+	// the event that fires is the model's least (time, sequence)
+	best, bk := -1, [2]uint64{^uint64(0), ^uint64(0)}
+	for id, k := range c.model {
+		if k[0] < bk[0] || (k[0] == bk[0] && k[1] < bk[1]) {
+			best, bk = id, k
+		}
+	}
+	if best != c.id || units.Time(bk[0]) != now {
+		c.t.Fatalf("fired %d at %v, model wants %d at %v", c.id, now, best, units.Time(bk[0]))
+	}
+	delete(c.model, c.id)
+	*c.log = append(*c.log, c.id)
+	if len(*c.log) > 5000 {
+		return
+	}
+	if c.r.IntN(4) != 0 {
+		c.set(c, now+units.Time(c.r.IntN(3))) // re-arm itself, as a node does
+	}
+	for range c.r.IntN(4) {
+		o := c.all[c.r.IntN(len(c.all))]
+		switch c.r.IntN(6) {
+		case 0:
+			if c.e.Cancel(&o.slot) {
+				delete(c.model, o.id)
+			}
+		case 1, 2:
+			c.set(o, now) // now-queue
+		default:
+			c.set(o, now+units.Time(c.r.IntN(5))) // ties with pending events likely
+		}
+		if o.slot.Pending() != (c.model[o.id] != [2]uint64{}) {
+			c.t.Fatalf("slot %d: pending %v, model %v", o.id, o.slot.Pending(), c.model[o.id])
+		}
+	}
+	if n := len(c.model); c.e.Len() != n {
+		c.t.Fatalf("Len %d, model %d", c.e.Len(), n)
+	}
+}
+
+// Random moves, cancels and re-arms from inside handlers (the sim's pattern: a node
+// re-arms itself and wakes its peers now or later) fire in (time, sequence) order.
+func TestEngineChaosMatchesModel(t *testing.T) {
+	for seed := range uint64(20) {
+		var e Engine
+		var log []int
+		var seq uint64
+		model := map[int][2]uint64{}
+		r := rand.New(rand.NewPCG(seed, 7))
+		all := make([]*chaos, 12)
+		for i := range all {
+			all[i] = &chaos{id: i + 1, all: all, e: &e, r: r, model: model, seq: &seq, log: &log, t: t}
+			all[i].slot.H = all[i]
+		}
+		for _, c := range all {
+			c.set(c, units.Time(r.IntN(3)))
+		}
+		e.Run(units.Never)
+		if len(model) != 0 || e.Len() != 0 || len(log) < 100 {
+			t.Fatalf("seed %d: %d fired, %d left in the model, Len %d", seed, len(log), len(model), e.Len())
+		}
+	}
+}

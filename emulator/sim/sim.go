@@ -252,6 +252,12 @@ func (n *node) Fire(now units.Time) {
 			}
 			sent = true
 			n.deliver(out.Port, out.Due, out.Frame)
+			// A switch's deadline is exact and no later than its next frame's Due, so
+			// past now the next Poll would find nothing: skip it. (What it would have
+			// done, scheduling a queue's head, the next call does in time order.)
+			if n.sw.NextDeadline() > now {
+				break
+			}
 		}
 	} else {
 		for {
