@@ -21,9 +21,18 @@ func (s *Switch) advance(t units.Time) {
 	for {
 		x, src, refresh := units.Never, -1, false
 		if s.nin > 0 {
-			for i := range s.ports {
-				if p := &s.ports[i]; p.in.len() > 0 && p.in.at(0).t < x {
-					x, src = p.in.at(0).t, i
+			if len(s.ports) > 64 {
+				for i := range s.ports {
+					if p := &s.ports[i]; p.in.len() > 0 && p.in.at(0).t < x {
+						x, src = p.in.at(0).t, i
+					}
+				}
+			} else {
+				for m := s.inq; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					if t := s.ports[i].in.at(0).t; t < x {
+						x, src = t, i
+					}
 				}
 			}
 		}
@@ -202,6 +211,9 @@ func (s *Switch) advanceEgress(x units.Time) {
 		}
 		for m := s.queued; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
+			if s.dirty&(1<<uint(i)) == 0 && s.pn[i].egwork > x {
+				continue // the cached share is exact: the head starts (or departs) after x
+			}
 			e := &s.ports[i].eg
 			if !e.sched {
 				s.touch(i) // schedule may schedule the head
@@ -237,6 +249,9 @@ func (s *Switch) ingress(src int, t units.Time) {
 	k := p.in.pop()
 	s.nin--
 	s.touch(src)
+	if p.in.len() == 0 {
+		s.inq &^= 1 << (uint(src) & 63)
+	}
 	frame := s.pool.buf(k.buf)[:k.n]
 	if q, ok := wire.ParsePause(frame); ok {
 		p.pausesRx++

@@ -60,10 +60,13 @@ type Switch struct {
 	// queued has bit i set when port i's queue holds a frame not yet departed, so the
 	// egress pass visits only those; switches with more than 64 ports visit every port.
 	queued uint64
-	lent   int32  // buffer handed out by the last Poll, freed on the next call
-	lentN  int32  // length of the frame in it
-	upv    []bool // scratch for router.setUp
-	key    wire.FlowKey
+	// inq has bit i set when port i's ingress line holds a frame (as queued, for
+	// switches with at most 64 ports).
+	inq   uint64
+	lent  int32  // buffer handed out by the last Poll, freed on the next call
+	lentN int32  // length of the frame in it
+	upv   []bool // scratch for router.setUp
+	key   wire.FlowKey
 }
 
 // New validates cfg and builds the switch. Ports start up.
@@ -200,6 +203,7 @@ func (s *Switch) enter(now units.Time, port int, b int32, n int) {
 	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t})
 	s.nin++
 	s.touch(port)
+	s.inq |= 1 << (uint(port) & 63)
 	// A frame behind others on its line is no earlier than the line's head, so the
 	// cached minima only ever move down to t.
 	s.nx.work = min(s.nx.work, t)
@@ -290,6 +294,7 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 			p.drops[DropPortDown]++
 			s.pool.put(d.buf)
 		}
+		s.inq &^= 1 << (uint(port) & 63)
 		p.pfc.reset()
 	}
 	for i := range s.ports {
