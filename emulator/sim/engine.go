@@ -21,7 +21,11 @@
 // not packets.
 package sim
 
-import "reef/units"
+import (
+	"math/bits"
+
+	"reef/units"
+)
 
 // Handler is a component the engine wakes at the time it asked for (htsim's
 // EventSource.doNextEvent).
@@ -231,8 +235,15 @@ func (e *Engine) unqueue0(s *Slot) {
 }
 
 // before reports whether a orders before b: earlier, or as early and scheduled first.
-func before(a, b *hent) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+func before(a, b *hent) bool { return beforeBit(a, b) != 0 }
+
+// beforeBit is before as 1 or 0, without a branch: the borrow of (at, seq) − (at, seq)
+// as one 128-bit number (times are never negative). The sifts' comparisons are coin
+// flips, so a mispredicted branch would cost more than the comparison.
+func beforeBit(a, b *hent) uint64 {
+	_, borrow := bits.Sub64(a.seq, b.seq, 0)
+	_, borrow = bits.Sub64(uint64(a.at), uint64(b.at), borrow)
+	return borrow
 }
 
 // up moves e.q[j] towards the root to its place. The sifts move a hole rather than
@@ -265,8 +276,8 @@ func (e *Engine) down(i0 int) bool {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && before(&q[r], &q[l]) {
-			j = r
+		if r := l + 1; r < n {
+			j += int(beforeBit(&q[r], &q[l]))
 		}
 		c := &q[j]
 		if !before(c, &x) {
