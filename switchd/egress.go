@@ -122,10 +122,13 @@ func (e *egress) pauseTime(now units.Time) units.Time {
 }
 
 // queueDelay is how long a frame arriving at now would wait before its serialisation
-// starts, if no pause or rate change intervened.
+// starts, if no pause or rate change intervened. now may be in the past (a frame read
+// late): the frames that have departed since then count as far as the line's last
+// departure tells.
 func (e *egress) queueDelay(now units.Time) units.Time {
 	if e.ndep == e.q.len() {
-		return max(0, e.pauseUntil-now)
+		// Nothing queued; a now in the past may still fall before the last departure.
+		return max(0, max(e.last, e.pauseUntil)-now)
 	}
 	free := max(e.last, e.pauseUntil) // the line is free for the unscheduled rest
 	rest := e.qbytes

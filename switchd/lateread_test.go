@@ -77,3 +77,35 @@ func TestLateReadKeepsArrival(t *testing.T) {
 		})
 	}
 }
+
+// ECN marks a frame read late on the backlog it met when it arrived, even when the
+// queue has drained by the time the switch reads it, as its MPD reports that delay.
+func TestLateReadMarksOnArrivalBacklog(t *testing.T) {
+	const us = units.Microsecond
+	for _, tc := range []struct {
+		name   string
+		readAt units.Time // when the driver polls before reading y
+		want   uint8
+	}{
+		{"on time", 5 * us, wire.CE},
+		{"read after x left", 130 * us, wire.CE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(3)
+			cfg.ECN = ECNConfig{Mode: ECNStep, K: 1000}
+			s := mustNew(t, cfg)
+			s.Receive(0, 0, pk{src: hostAddr(0, 1), dst: hostAddr(2, 1), ecn: wire.ECT0}.build(t))
+			pollAll(s, tc.readAt)
+			// y arrives at 5 µs behind x's 1500 bytes (x leaves at 120 µs).
+			s.Receive(5*us, 1, pk{src: hostAddr(1, 1), dst: hostAddr(2, 1), sport: 40001, ecn: wire.ECT0}.build(t))
+			var last uint8
+			for _, o := range pollAll(s, units.Never) {
+				v, _ := wire.Classify(o.frame)
+				last = v.ECN()
+			}
+			if last != tc.want {
+				t.Errorf("y left with ECN %v, want %v", last, tc.want)
+			}
+		})
+	}
+}

@@ -328,7 +328,13 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 		return
 	}
 	if e.mark != nil {
-		if ecn := v.ECN(); ecn != wire.NotECT && ecn != wire.CE && e.mark.mark(e.qbytes, e.cap) {
+		q := e.qbytes
+		if k.t < t {
+			// Read late: mark on the backlog the frame met when it arrived (the queue has
+			// drained since), as its queueing delay and INT will say.
+			q = max(q, e.rate.BytesIn(e.queueDelay(k.t)))
+		}
+		if ecn := v.ECN(); ecn != wire.NotECT && ecn != wire.CE && e.mark.mark(q, e.cap) {
 			v.SetCE()
 			e.marks++
 		}
