@@ -11,15 +11,18 @@ import (
 	"reef/emulator/runner"
 )
 
-// TestPoseidonReproductionsOnNetns runs the two Poseidon reproductions CI must run on
-// real namespaces (issue 7): poseidon-multihop and poseidon-reverse-path, with their
-// netns time scale. Every run must complete and report its fidelity. An expectation of
-// a run whose fidelity verdict is ok must hold, and a check comparing runs must hold
-// when all its runs were ok; where the emulator could not keep up on this machine, the
-// run says so in its summary and the test logs the verdicts instead of asserting them.
-func TestPoseidonReproductionsOnNetns(t *testing.T) {
+// TestReproductionsOnNetns runs on real namespaces, with their netns time scale, the
+// reproductions that hold there (issue 7): the four Poseidon ones and MSwift's. Every
+// run must complete and report its fidelity. An expectation of a run whose fidelity
+// verdict is ok must hold, and a check comparing runs must hold when all its runs were
+// ok; where the emulator could not keep up on this machine, the run says so in its
+// summary and the test logs the verdicts instead of asserting them. Not here, and why
+// (experiments/README.md): oscar-convergence (OSCAR converges about 6× slower on netns
+// than on the sim: open), timely-incast (41 hosts on 2 cores: degraded), websearch-fct
+// (passes, but degraded and 2 minutes long).
+func TestReproductionsOnNetns(t *testing.T) {
 	needRoot(t)
-	for _, name := range []string{"poseidon-multihop", "poseidon-reverse-path"} {
+	for _, name := range []string{"poseidon-multihop", "poseidon-reverse-path", "poseidon-convergence", "poseidon-brownfield", "mswift-spraying"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "experiments", name+".yaml")
 			o, err := runner.Run(context.Background(), file, runner.Options{Backend: BackendName, OutDir: t.TempDir()})
@@ -35,7 +38,8 @@ func TestPoseidonReproductionsOnNetns(t *testing.T) {
 				}
 				ok[key(s.Vars)] = v == "ok"
 				allOK = allOK && v == "ok"
-				t.Logf("run %s: fidelity %s (lateness p50 %.0fµs p99 %.0fµs)", s.Run, v, s.Fidelity.LatenessP50US, s.Fidelity.LatenessP99US)
+				t.Logf("run %s: fidelity %s (skew %.2f× what %s may have, %d stale timers; lateness p50 %.0fµs p99 %.0fµs)",
+					s.Run, v, s.Fidelity.SkewRatio, s.Fidelity.WorstPort, s.Fidelity.StaleTimers, s.Fidelity.LatenessP50US, s.Fidelity.LatenessP99US)
 			}
 			if len(o.Summaries) == 0 {
 				t.Fatal("no run completed")
