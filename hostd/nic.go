@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"reef/units"
+	"reef/wire"
 )
 
 // runTimers starts and stops flows, runs the senders' timers due at now and drops
@@ -98,6 +99,18 @@ func (h *Host) Poll(now units.Time) (Out, bool) {
 	h.stats.BytesSent += uint64(h.heldLen)
 	h.startNext(now) // the next frame goes into the other buffer
 	return out, true
+}
+
+// SwapFrame gives the host buf as the storage of the frame the last Poll returned, whose
+// storage the caller keeps (the sim hands it to a switch's ReceiveBuffer instead of
+// copying it). It must come right after that Poll, before any other call on the Host;
+// buf must hold an MTU-sized frame, or SwapFrame does nothing and returns false.
+func (h *Host) SwapFrame(buf []byte) bool {
+	if n := h.cfg.MTU + wire.EthLen; cap(buf) >= n {
+		h.bufs[h.cur^1] = buf[:n] // Poll flipped cur past the frame it returned
+		return true
+	}
+	return false
 }
 
 // startNext picks the frame that starts first on the NIC (an ACK wins a tie, data flows

@@ -85,3 +85,41 @@ func TestForwardEdges(t *testing.T) {
 		t.Fatalf("big switch: ok %v, %d bytes, want %d", ok, len(o2.Frame), len(frame))
 	}
 }
+
+// ReceiveBuffer takes a frame's storage when it is large enough (the switch sends those
+// very bytes) and copies a frame in smaller storage; either way it hands back storage
+// as large as its buffers, and nothing when it dropped the frame.
+func TestReceiveBuffer(t *testing.T) {
+	s := mustNew(t, testConfig(2))
+	frame := pk{dst: hostAddr(1, 1), size: 300}.build(t)
+
+	small := bytes.Clone(frame) // capacity 300: copied
+	spare := s.ReceiveBuffer(0, 0, small)
+	if spare == nil || cap(spare) != s.pool.size {
+		t.Fatalf("copying: got back %d bytes of storage, want %d", cap(spare), s.pool.size)
+	}
+	big := append(spare[:0], frame...) // the switch's own size: kept
+	spare2 := s.ReceiveBuffer(units.Microsecond, 0, big)
+	if spare2 == nil || cap(spare2) != s.pool.size || &spare2[0] == &big[0] {
+		t.Fatal("keeping: no storage of the switch's size back, or the frame's own")
+	}
+	var outs [][]byte
+	for now := units.Time(0); now < units.Millisecond; now += units.Microsecond {
+		for {
+			o, ok := s.Poll(now)
+			if !ok {
+				break
+			}
+			outs = append(outs, o.Frame)
+		}
+	}
+	if len(outs) != 2 || &outs[0][0] == &small[0] || &outs[1][0] != &big[0] {
+		t.Fatalf("%d frames out; the copied one must not be in the caller's storage, the kept one must", len(outs))
+	}
+	if !bytes.Equal(outs[0], outs[1]) || len(outs[1]) != len(frame) {
+		t.Fatal("the kept frame differs from the copied one")
+	}
+	if s.ReceiveBuffer(0, 7, spare2) != nil {
+		t.Fatal("a frame for a port the switch does not have gave storage back")
+	}
+}

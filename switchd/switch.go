@@ -168,6 +168,28 @@ func (s *Switch) Forward(now units.Time, port int, from *Switch) {
 	s.enter(now, port, b, len(frame))
 }
 
+// ReceiveBuffer is Receive for a frame whose storage the caller gives up, as the sim
+// does with the frame a host's Poll returned: when frame's capacity holds the largest
+// frame the switch accepts, the switch keeps the storage instead of copying the bytes.
+// Either way it returns storage of that capacity for the caller to use in frame's place
+// (one of its free buffers, or a new one the first time), or nil when it dropped the
+// frame and frame stays the caller's.
+func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
+	b, ok := s.admit(port, len(frame))
+	if !ok {
+		return nil
+	}
+	spare := s.pool.bufs[b]
+	if cap(frame) < s.pool.size {
+		copy(spare, frame)
+		spare = make([]byte, s.pool.size) // the caller's storage from now on
+	} else {
+		s.pool.bufs[b] = frame[:s.pool.size:s.pool.size]
+	}
+	s.enter(now, port, b, len(frame))
+	return spare
+}
+
 // admit counts a frame of n bytes arriving on port and takes a buffer for it; false
 // when the frame is dropped (or the port does not exist).
 func (s *Switch) admit(port, n int) (int32, bool) {

@@ -294,7 +294,10 @@ func (n *node) deliver(port int, due units.Time, frame []byte) {
 	case p.n.sw != nil && n.sw != nil:
 		p.n.sw.Forward(due, p.port, n.sw) // frame is n.sw's last Poll: handed over, not copied
 	case p.n.sw != nil:
-		p.n.sw.Receive(due, p.port, frame)
+		// A host's frame: the switch takes its storage and the host gets a buffer back.
+		if spare := p.n.sw.ReceiveBuffer(due, p.port, frame); spare != nil {
+			n.h.SwapFrame(spare)
+		}
 	default:
 		p.n.h.Receive(due, p.port, frame)
 	}
