@@ -27,6 +27,11 @@ type Config struct {
 	INT INTConfig `json:"int"`
 	// Seed drives the switch's random choices (spraying, RED, tie-breaks).
 	Seed uint64 `json:"seed"`
+	// Buffers is the number of frame buffers allocated when the switch is built (0:
+	// enough for every port's full queue and flight, at most 1024); more are allocated
+	// when a burst needs them. A daemon wants them up front, off its packet path; the
+	// sim, which builds every switch of a lab for each run, sets a few.
+	Buffers int `json:"-"`
 }
 
 // PortConfig describes one port and the link behind it. Rate, Delay and Buffer shape the

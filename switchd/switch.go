@@ -108,7 +108,11 @@ func New(cfg Config) (*Switch, error) {
 	size = max(size, wire.PauseLen)
 	// Small frames need more buffers than the budget: the pool grows on demand up to
 	// 16× (at least 64 Ki frames), then drops with DropNoBuffer.
-	s.pool = newPool(size, min(want, 1024), max(16*want, 1<<16))
+	initial := min(want, 1024)
+	if cfg.Buffers > 0 {
+		initial = cfg.Buffers
+	}
+	s.pool = newPool(size, initial, max(16*want, 1<<16))
 	return s, nil
 }
 

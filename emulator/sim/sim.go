@@ -80,6 +80,9 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		if cfg.Seed == 0 {
 			cfg.Seed = sc.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15
 		}
+		if cfg.Buffers == 0 {
+			cfg.Buffers = 64 // the pool grows with the lab's bursts; a run allocates no more
+		}
 		sw, err := switchd.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("sim: switch %s: %w", cfg.Name, err)
