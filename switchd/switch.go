@@ -335,7 +335,13 @@ func (s *Switch) Stats() []PortStats { return s.AppendStats(nil) }
 
 // AppendStats appends the snapshot Stats returns to dst, so a driver sampling often can
 // reuse one slice.
-func (s *Switch) AppendStats(dst []PortStats) []PortStats {
+func (s *Switch) AppendStats(dst []PortStats) []PortStats { return s.appendStats(dst, true) }
+
+// AppendCounters is AppendStats without the Lateness and Skew summaries (left zero),
+// which take a pass over two histograms per port: for a driver sampling counters often.
+func (s *Switch) AppendCounters(dst []PortStats) []PortStats { return s.appendStats(dst, false) }
+
+func (s *Switch) appendStats(dst []PortStats, summaries bool) []PortStats {
 	for i := range s.ports {
 		p := &s.ports[i]
 		e := &p.eg
@@ -348,8 +354,11 @@ func (s *Switch) AppendStats(dst []PortStats) []PortStats {
 			PauseTime: e.pauseTime(s.now), PausesRx: p.pausesRx, PausesTx: p.pfc.sent,
 			QueueBytes: e.qbytes, MaxQueueBytes: e.maxQ,
 			HeldBytes: p.pfc.held,
-			Lateness:  e.late.Summary(), Skew: e.skew.Summary(),
 		})
+		if summaries {
+			st := &dst[len(dst)-1]
+			st.Lateness, st.Skew = e.late.Summary(), e.skew.Summary()
+		}
 	}
 	return dst
 }

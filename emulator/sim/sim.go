@@ -391,7 +391,7 @@ func (s *Sim) sample(now units.Time) {
 	k := 0
 	for _, n := range s.switches {
 		s.depths = n.sw.Depths(now, s.depths[:0])
-		s.pstats = n.sw.AppendStats(s.pstats[:0])
+		s.pstats = n.sw.AppendCounters(s.pstats[:0]) // a sample takes no lateness
 		for i := range s.depths {
 			s.ports[k].Samples = append(s.ports[k].Samples, results.PortSampleOf(now, &s.pstats[i], s.depths[i]))
 			k++
