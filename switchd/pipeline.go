@@ -180,12 +180,11 @@ func (s *Switch) portNext(i int, x *portNext) {
 	dl = min(dl, due)
 	egwork := units.Never
 	if e.ndep < e.q.n {
-		// The head departs at its dep once scheduled; until then, advance has work as
-		// soon as it can start.
-		h := e.q.at(e.ndep)
-		start, dep := h.dep, h.dep
+		// The head departs at its dep once scheduled (the line's last, so the ring is
+		// not read); until then, advance has work as soon as it can start.
+		start, dep := e.last, e.last
 		if !e.sched {
-			start, dep = e.next(h)
+			start, dep = e.next(e.q.at(e.ndep))
 		}
 		egwork = start
 		if !s.pfc {
@@ -193,7 +192,7 @@ func (s *Switch) portNext(i int, x *portNext) {
 		}
 		dl = min(dl, dep) // with PFC a departure may resume an upstream
 	}
-	*x = portNext{work: work, egwork: egwork, deadline: dl, due: due, ctl: ctl}
+	x.work, x.egwork, x.deadline, x.due, x.ctl = work, egwork, dl, due, ctl
 }
 
 // advanceEgress processes every departure up to x. With PFC on, departures across
