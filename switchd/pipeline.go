@@ -146,9 +146,11 @@ func reduceNext(pn []portNext) (work, egwork, dl units.Time, out int, due units.
 		work = min(work, p.work)
 		egwork = min(egwork, p.egwork)
 		dl = min(dl, p.deadline)
-		if p.due < due {
-			out, due = i, p.due
-		}
+		// Which port is next out is a coin flip: no branch. Times are never negative,
+		// so d − due is negative exactly when d < due.
+		d := p.due
+		out += (i - out) * int(uint64(d-due)>>63)
+		due = min(due, d)
 	}
 	if out >= 0 {
 		ctl = pn[out].ctl
