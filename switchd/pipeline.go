@@ -216,11 +216,12 @@ func (s *Switch) advanceEgress(x units.Time) {
 				continue // the cached share is exact: the head starts (or departs) after x
 			}
 			e := &s.ports[i].eg
-			if !e.sched {
-				s.touch(i) // schedule may schedule the head
-			}
+			was := e.sched
 			for e.schedule(x) <= x {
-				s.depart(i)
+				s.depart(i) // touches the port
+			}
+			if !was && e.sched {
+				s.touch(i) // the head was scheduled
 			}
 		}
 		return
@@ -228,11 +229,16 @@ func (s *Switch) advanceEgress(x units.Time) {
 	for {
 		best, bd := -1, units.Never
 		for i := range s.ports {
-			e := &s.ports[i].eg
-			if !e.sched && e.ndep < e.q.len() {
-				s.touch(i) // schedule may schedule the head
+			if len(s.ports) <= 64 && s.dirty&(1<<uint(i)) == 0 && s.pn[i].egwork > x {
+				continue // as above
 			}
-			if d := e.schedule(x); d <= x && d < bd {
+			e := &s.ports[i].eg
+			was := e.sched
+			d := e.schedule(x)
+			if !was && e.sched {
+				s.touch(i) // the head was scheduled
+			}
+			if d <= x && d < bd {
 				best, bd = i, d
 			}
 		}
