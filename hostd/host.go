@@ -311,9 +311,7 @@ func srcPort(id uint32) uint16 { return 49152 + uint16((id*2654435761)>>18)&0x3f
 // frame late): the frame is handled as arriving at now all the same, and Skew records
 // how stale the host's decisions since then were.
 func (h *Host) Receive(now units.Time, port int, frame []byte) {
-	if h.opts.TimerGrace > 0 {
-		h.fireTimers(now - 1)
-	}
+	h.fireTimers(now - 1) // timers due before the frame come first (already fired on time)
 	if q, ok := wire.ParsePause(frame); ok {
 		h.stats.Pauses++
 		end := now + h.cfg.Rate.TxTime(units.Bytes(q)*64) // a quantum is 512 bit times
