@@ -63,15 +63,16 @@ func dumbbell(t testing.TB, prefix, rate string, hosts int, k string) *plan.Plan
 // carry it as their time scale, so the transport's RTO bounds scale too.
 const swiftTau = 40
 
-// swiftFlows are n long-lived Swift flows from the left hosts to the right ones.
-func swiftFlows(t testing.TB, n, hostsPerSide int) []scenario.Flow {
+// swiftFlows are n long-lived Swift flows from the left hosts to the right ones, with
+// Swift's parameters scaled by tau.
+func swiftFlows(t testing.TB, n, hostsPerSide int, tau float64) []scenario.Flow {
 	t.Helper()
 	spec, err := cc.Lookup("swift")
 	if err != nil {
 		t.Fatal(err)
 	}
 	params := spec.Defaults()
-	if err := cc.ScaleParams(params, swiftTau); err != nil {
+	if err := cc.ScaleParams(params, tau); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := json.Marshal(params)
@@ -104,12 +105,12 @@ func TestRunSwiftDumbbell(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rsw", "100Mbps", 1, "30KB")
 	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
-		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1)}
+		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	run := runOn(t, netns.Backend{}, p, sc)
 	g := goodput(run, sc, 0)
 	t.Logf("netns goodput %v over [%v, %v), %d samples", g, sc.Warmup, sc.Duration, len(run.Flows[0].Samples))
 	logFidelity(t, run)
-	if ok, why := keptUp(t, p, sc, run); !ok && g < 90*units.Mbps {
+	if ok, why := keptUp(summarize(t, p, sc, run)); !ok && g < 90*units.Mbps {
 		t.Skipf("goodput %v, but the emulator did not keep up on this machine (%s)", g, why)
 	}
 	if g < 90*units.Mbps {
@@ -130,7 +131,7 @@ func TestSwiftSimVsNetns(t *testing.T) {
 		t.Run(fmt.Sprintf("flows=%d", n), func(t *testing.T) {
 			p := dumbbell(t, "rcmp", "100Mbps", n, "300KB")
 			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, TimeScale: tau, Duration: 3 * units.Second,
-				Warmup: units.Second, SampleInterval: 10 * units.Millisecond, Flows: swiftFlowsScaled(t, n, n, tau)}
+				Warmup: units.Second, SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, n, n, tau)}
 			simRun := runOn(t, sim.Backend{}, p, sc)
 			nsRun := runOn(t, netns.Backend{}, p, sc)
 			var simTotal, nsTotal units.Rate
@@ -140,12 +141,13 @@ func TestSwiftSimVsNetns(t *testing.T) {
 				nsTotal += gn
 				t.Logf("%s: sim %v netns %v (netns/sim %.3f)", sc.Flows[i].Name, gs, gn, float64(gn)/float64(gs))
 			}
+			simSum, nsSum := summarize(t, p, sc, simRun), summarize(t, p, sc, nsRun)
 			bott := fmt.Sprintf("s1:p%d", n+1)
-			qs, qn := meanQueueDelay(t, p, sc, simRun, bott), meanQueueDelay(t, p, sc, nsRun, bott)
+			qs, qn := meanQueueDelay(t, simSum, bott), meanQueueDelay(t, nsSum, bott)
 			t.Logf("total: sim %v netns %v (netns/sim %.3f); bottleneck mean queue delay: sim %v netns %v (netns/sim %.3f)",
 				simTotal, nsTotal, float64(nsTotal)/float64(simTotal), qs, qn, float64(qn)/float64(qs))
 			logFidelity(t, nsRun)
-			if ok, why := keptUp(t, p, sc, nsRun); !ok {
+			if ok, why := keptUp(nsSum); !ok {
 				t.Skipf("the emulator did not keep up on this machine (%s): no comparison", why)
 			}
 			if d := math.Abs(float64(nsTotal)/float64(simTotal) - 1); d > 0.05 {
@@ -173,36 +175,20 @@ func TestSwiftSimVsNetns(t *testing.T) {
 	}
 }
 
-// swiftFlowsScaled is swiftFlows with Swift's parameters scaled by tau.
-func swiftFlowsScaled(t testing.TB, n, hostsPerSide int, tau float64) []scenario.Flow {
-	t.Helper()
-	fs := swiftFlows(t, n, hostsPerSide)
-	spec, err := cc.Lookup("swift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params := spec.Defaults()
-	if err := cc.ScaleParams(params, tau); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range fs {
-		fs[i].CCParams = raw
-	}
-	return fs
-}
-
-// meanQueueDelay is the mean queueing delay the packets departing a port in the
-// measurement window met (report.Queue.PacketDelayUS).
-func meanQueueDelay(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run, port string) units.Time {
+// summarize is the run's summary.json, as reef run would write it.
+func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run) *report.Summary {
 	t.Helper()
 	s, err := report.Summarize(p, sc, run, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// meanQueueDelay is the mean queueing delay the packets departing a port in the
+// measurement window met (report.Queue.PacketDelayUS).
+func meanQueueDelay(t testing.TB, s *report.Summary, port string) units.Time {
+	t.Helper()
 	for _, q := range s.Queues {
 		if q.Name == port {
 			return units.Time(q.PacketDelayUS * 1e3)
@@ -212,17 +198,12 @@ func meanQueueDelay(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *resu
 	return 0
 }
 
-// keptUp reports whether the emulator kept the computed schedule in run: the report's
-// fidelity verdict (skew, not release lateness; see report.Fidelity). It returns the
-// reason when not.
-func keptUp(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run) (bool, string) {
-	t.Helper()
-	s, err := report.Summarize(p, sc, run, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+// keptUp reports whether the emulator kept the computed schedule in a run: the
+// summary's fidelity verdict (skew and stale timers, not release lateness; see
+// report.Fidelity). It returns the reason when not.
+func keptUp(s *report.Summary) (bool, string) {
 	if f := s.Fidelity; f.Verdict != "ok" {
-		return false, fmt.Sprintf("fidelity %s: %s p99 skew %.3g× what it may have (%.0f µs)", f.Verdict, f.WorstPort, f.SkewRatio, f.SkewP99US)
+		return false, fmt.Sprintf("fidelity %s: %s p99 skew %.3g× what it may have (%.0f µs), %d stale timers", f.Verdict, f.WorstPort, f.SkewRatio, f.SkewP99US, f.StaleTimers)
 	}
 	return true, ""
 }
