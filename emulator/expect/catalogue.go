@@ -200,8 +200,8 @@ func buildCatalogue() map[string]*metricDef {
 					return metrics.StdDev(xs)
 				}))
 			}},
-		{name: "convergence_time", dim: DimTime, params: []param{{"from", DimTime}},
-			doc:    "time from an event (default: the last start or stop among the flows; or the from argument) until every flow is within 10% of its fair share and stays there until the next change; +Inf if never",
+		{name: "convergence_time", dim: DimTime, params: []param{{"from", DimTime}, {"until", DimTime}},
+			doc:    "time from an event (default: the last start or stop among the flows; or the from argument) until every flow is within 10% of its fair share and stays there until the next change among the flows (or the until argument, if earlier); +Inf if never",
 			scalar: func(s subject, args []float64) float64 { return s.env.convergence(s.flows, args) }},
 		{name: "retransmits", dim: DimNone, doc: "total retransmitted packets",
 			scalar: func(s subject, _ []float64) float64 {
@@ -296,7 +296,8 @@ type MetricDoc struct {
 
 // Metrics lists the catalogue, sorted by name: the names a check may use as subject.metric
 // or metric(subject, args...). Aggregators over distributions: p50, p90, p99, p999, mean,
-// min, max, std, count; scalar helpers: abs(x), min(x, y), max(x, y), and paper(x), which
+// min, max, std, count; scalar helpers: abs(x), min(x, y, ...), max(x, y, ...),
+// median(x, y, ...), and paper(x), which
 // turns a quantity in the paper's units into emulator units (a time × τ, a rate ÷ τ).
 func Metrics() []MetricDoc {
 	var out []MetricDoc
@@ -521,7 +522,7 @@ func (x *Expectation) typeOfCall(n *callNode) (typ, error) {
 	if a, ok := aggs[n.fn]; ok && len(n.args) == 1 {
 		if argTypes[0].k != kDist {
 			if (n.fn == "min" || n.fn == "max") && argTypes[0].k == kScalar {
-				return typ{}, &Error{"check", n.c, n.fn + " needs a distribution, or two numbers"}
+				return typ{}, &Error{"check", n.c, n.fn + " needs a distribution, or two or more numbers"}
 			}
 			return typ{}, &Error{"check", n.c, fmt.Sprintf("%s needs a distribution (%s), got %s", n.fn, strings.Join(distNames(), ", "), kindName(argTypes[0]))}
 		}
@@ -531,12 +532,20 @@ func (x *Expectation) typeOfCall(n *callNode) (typ, error) {
 		return typ{kScalar, argTypes[0].dim}, nil
 	}
 	switch n.fn {
-	case "min", "max":
-		if len(n.args) != 2 || argTypes[0].k != kScalar || argTypes[1].k != kScalar {
-			return typ{}, &Error{"check", n.c, n.fn + " takes one distribution or two numbers"}
+	case "min", "max", "median":
+		if len(n.args) < 2 {
+			if n.fn == "median" {
+				return typ{}, &Error{"check", n.c, "median takes two or more numbers (p50 reduces a distribution)"}
+			}
+			return typ{}, &Error{"check", n.c, n.fn + " takes one distribution or two or more numbers"}
 		}
-		if argTypes[0].dim != argTypes[1].dim {
-			return typ{}, &Error{"check", n.c, fmt.Sprintf("%s of %s and %s", n.fn, argTypes[0].dim, argTypes[1].dim)}
+		for i, t := range argTypes {
+			if t.k != kScalar {
+				return typ{}, &Error{"check", n.args[i].col(), fmt.Sprintf("%s takes numbers, got %s", n.fn, kindName(t))}
+			}
+			if t.dim != argTypes[0].dim {
+				return typ{}, &Error{"check", n.args[i].col(), fmt.Sprintf("%s of %s and %s", n.fn, argTypes[0].dim, t.dim)}
+			}
 		}
 		return argTypes[0], nil
 	case "abs", "paper":
@@ -547,7 +556,7 @@ func (x *Expectation) typeOfCall(n *callNode) (typ, error) {
 	}
 	d, ok := catalogue[n.fn]
 	if !ok {
-		known := append(metricNames(), "abs", "min", "max", "paper")
+		known := append(metricNames(), "abs", "min", "max", "median", "paper")
 		known = append(known, keys(aggs)...)
 		return typ{}, &Error{"check", n.c, fmt.Sprintf("unknown metric or function %q%s", n.fn, suggest(n.fn, known))}
 	}

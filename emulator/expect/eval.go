@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func (e *Env) events(fs []*Flow) []units.Time {
 	return ts
 }
 
-// convergence implements convergence_time(flows [, from]).
+// convergence implements convergence_time(flows [, from [, until]]).
 func (e *Env) convergence(fs []*Flow, args []float64) float64 {
 	evs := e.events(fs)
 	from := units.Time(0)
@@ -84,9 +85,12 @@ func (e *Env) convergence(fs []*Flow, args []float64) float64 {
 		from = evs[len(evs)-1]
 	}
 	to := e.To
+	if len(args) > 1 && units.Time(args[1]) < to {
+		to = units.Time(args[1])
+	}
 	for _, t := range evs {
 		if t > from {
-			to = t
+			to = min(to, t)
 			break
 		}
 	}
@@ -367,10 +371,18 @@ func (c *evalCtx) scalar(n node) float64 {
 			return a.f(xs)
 		}
 		switch n.fn {
-		case "min":
-			return math.Min(c.scalar(n.args[0]), c.scalar(n.args[1]))
-		case "max":
-			return math.Max(c.scalar(n.args[0]), c.scalar(n.args[1]))
+		case "min", "max", "median":
+			xs := make([]float64, len(n.args))
+			for i, a := range n.args {
+				xs[i] = c.scalar(a)
+			}
+			switch n.fn {
+			case "min":
+				return slices.Min(xs)
+			case "max":
+				return slices.Max(xs)
+			}
+			return metrics.Median(xs)
 		case "abs":
 			return math.Abs(c.scalar(n.args[0]))
 		case "paper":

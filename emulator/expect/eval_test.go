@@ -73,6 +73,13 @@ func TestEvaluateRun(t *testing.T) {
 		// last start).
 		{check: "convergence_time(bulk) <= 3ms", value: 3e6, bound: 3e6, pass: true},
 		{check: "convergence_time(poseidon, 2ms) < 1.5ms", value: 1e6, bound: 1.5e6, pass: true},
+		// until cuts the window: ending at 2ms, before the flows settle, they never converged
+		{check: "convergence_time(bulk, 0, 2ms) <= 3ms", value: math.Inf(1), bound: 3e6},
+		{check: "convergence_time(bulk, 0, 5ms) <= 3ms", value: 3e6, bound: 3e6, pass: true},
+		// median of +Inf, 3ms and 1ms is 3ms; of four, the mean of the middle two
+		{check: "median(convergence_time(bulk, 0, 2ms), convergence_time(bulk), 1ms) == 3ms", value: 3e6, bound: 3e6, pass: true},
+		{check: "median(4ms, 1ms, 2ms, 8ms) == 3ms", value: 3e6, bound: 3e6, pass: true},
+		{check: "min(3ms, 1ms, 2ms) + max(3ms, 1ms, 2ms) == 4ms", value: 4e6, bound: 4e6, pass: true},
 		{check: "victim.goodput >= 0.85 * victim.fair_share", when: "cc == 'swift'"},
 		{check: "victim.goodput > 0", when: "M >= 2 && cc != 'swift'", value: 40e6, bound: 0, pass: true},
 		{check: "p99(rtt(nobody)) < 1ms", value: math.NaN(), bound: 1e6, err: `no flow group, flow or cc "nobody"`},

@@ -27,6 +27,22 @@ func Percentile(xs []float64, p float64) float64 {
 	return percentileSorted(s, p)
 }
 
+// Median returns the middle of xs: the middle sample for an odd count, the mean of the
+// two middle samples for an even one (so +Inf stays +Inf: a median of convergence times
+// where most never converged is never finite). xs is not modified; NaN when xs is empty.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 func percentileSorted(s []float64, p float64) float64 {
 	if len(s) == 0 {
 		return math.NaN()

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"reef/emulator/plan"
@@ -9,6 +10,33 @@ import (
 	"reef/emulator/topo"
 	"reef/units"
 )
+
+func TestMedian(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 2, 8}, 3},
+		{[]float64{7}, 7},
+		{[]float64{inf, 1, 2}, 2},
+		{[]float64{inf, inf, 1}, inf},
+		{[]float64{inf, 1, 2, inf}, inf},
+	}
+	for _, tt := range tests {
+		in := append([]float64(nil), tt.xs...)
+		if got := Median(tt.xs); got != tt.want {
+			t.Errorf("Median(%v) = %v, want %v", tt.xs, got, tt.want)
+		}
+		if !slices.Equal(in, tt.xs) {
+			t.Errorf("Median sorted its input %v in place", in)
+		}
+	}
+	if !math.IsNaN(Median(nil)) {
+		t.Error("Median of no samples is not NaN")
+	}
+}
 
 func TestPercentileNearestRank(t *testing.T) {
 	ten := []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5} // 1..10 shuffled
