@@ -127,7 +127,10 @@ const (
 
 // Hop is one INT record stamped by a switch in hpcc mode, as HPCC and PowerTCP read it.
 type Hop struct {
-	// TS is the switch's (computed) departure time of the packet, ns since the run began.
+	// TS is the switch's (computed) departure time of the packet in ns of the lab's time:
+	// since the run began on sim; on netns since the lab's epoch (CLOCK_MONOTONIC when
+	// the lab came up, shared by all its switches), which is earlier than the run's time
+	// zero. Only differences between records mean anything to HPCC and PowerTCP.
 	TS int64
 	// TxBytes is the egress port's cumulative transmitted bytes, this packet included.
 	TxBytes uint64
