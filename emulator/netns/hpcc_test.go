@@ -109,7 +109,7 @@ func TestHPCCRecordsOnNetns(t *testing.T) {
 			{ID: 2, Name: "x1", Group: "hpcc", Src: "h2", Dst: "h3", CC: "hpcc", CCParams: ai, INTHops: hops, Stop: stop},
 			{ID: 3, Name: "x2", Group: "hpcc", Src: "h3", Dst: "h4", CC: "hpcc", CCParams: ai, INTHops: hops, Stop: stop},
 		}}
-	out := "/tmp/rt/" + t.Name()
+	out := t.TempDir()
 	nodes := []string{"s1", "s2", "s3", "h1", "h2", "h3", "h4"}
 	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: nodes})
 	if err != nil {

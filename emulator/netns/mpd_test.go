@@ -89,7 +89,7 @@ func TestMPDMatchesScheduleOnNetns(t *testing.T) {
 					{ID: 2, Name: "l1", Group: "dctcp", Src: "h2", Dst: "h3", CC: "dctcp"},
 					{ID: 3, Name: "l2", Group: "dctcp", Src: "h4", Dst: "h5", CC: "dctcp"},
 				}}
-			out := "/tmp/rt/" + t.Name()
+			out := t.TempDir()
 			targets := []string{"s1", "s2", "s3", "h3", "h5"}
 			run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: targets})
 			if err != nil {

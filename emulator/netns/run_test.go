@@ -89,7 +89,7 @@ func swiftFlows(t testing.TB, n, hostsPerSide int, tau float64) []scenario.Flow 
 
 func runOn(t testing.TB, be emulator.Backend, p *plan.Plan, sc *scenario.Scenario) *results.Run {
 	t.Helper()
-	run, err := be.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: "/tmp/rt/" + t.Name()})
+	run, err := be.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s: %v", be.Name(), err)
 	}
@@ -267,7 +267,7 @@ switches:
 			{ID: 1, Name: "a", Group: "dctcp", Src: "h1", Dst: "h3", CC: "dctcp"},
 			{ID: 2, Name: "b", Group: "dctcp", Src: "h2", Dst: "h3", CC: "dctcp"},
 		}}
-	out := "/tmp/rt/" + t.Name()
+	out := t.TempDir()
 	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: []string{"h3"}})
 	if err != nil {
 		t.Fatal(err)
