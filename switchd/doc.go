@@ -37,8 +37,10 @@
 // Ordinary IPv4 (ping, iperf3, kernel TCP) is forwarded, ECN-marked and queued like reef
 // traffic; only reef packets are touched by INT.
 //
-// Events are processed in time order across ports (ties: departures before arrivals,
-// then by port), so a run is reproducible for a given input sequence and Config.Seed.
+// Events are processed in time order across ports (ties: departures before arrivals;
+// arrivals at the same instant on different ports in a random order drawn from
+// Config.Seed, so that no port is always queued first), so a run is reproducible for a
+// given input sequence and Config.Seed.
 //
 // # Usage
 //

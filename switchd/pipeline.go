@@ -19,19 +19,29 @@ func (s *Switch) advance(t units.Time) {
 	egIdle, first := nx.egwork, true // before the first event the egress is idle until egIdle
 	s.nx.ok = false
 	for {
-		x, src, refresh := units.Never, -1, false
+		// The earliest ingress line head is next, unless a PFC refresh comes first; ties
+		// counts the heads that arrived at that same instant (see pickTied).
+		x, src, refresh, ties := units.Never, -1, false, 1
 		if s.nin > 0 {
 			if len(s.ports) > 64 {
 				for i := range s.ports {
-					if p := &s.ports[i]; p.in.len() > 0 && p.in.at(0).t < x {
-						x, src = p.in.at(0).t, i
+					p := &s.ports[i]
+					if p.in.len() == 0 {
+						continue
+					}
+					if t := p.in.at(0).t; t < x {
+						x, src, ties = t, i, 1
+					} else if t == x {
+						ties++
 					}
 				}
 			} else {
 				for m := s.inq; m != 0; m &= m - 1 {
 					i := bits.TrailingZeros64(m)
 					if t := s.ports[i].in.at(0).t; t < x {
-						x, src = t, i
+						x, src, ties = t, i, 1
+					} else if t == x {
+						ties++
 					}
 				}
 			}
@@ -60,11 +70,35 @@ func (s *Switch) advance(t units.Time) {
 				s.sendPause(src, x, pauseQuanta)
 			}
 		} else {
+			if ties > 1 {
+				src = s.pickTied(s.ports[src].in.at(0).t, ties)
+			}
 			s.ingress(src, x)
 		}
 	}
 	s.advanceEgress(t)
 	s.now = t
+}
+
+// pickTied returns one of the n ports whose ingress line head arrived at t, uniformly
+// at random. Frames that arrive at the same instant on different ports enter the
+// pipeline in a random order: a fixed rule (lowest port first) would queue the same
+// flows first every time a fabric without jitter lines their arrivals up to the
+// nanosecond (ACK-clocked senders on equal paths do, in the sim), and lock their
+// shares of a bottleneck. There is one draw per tied frame processed, from Config.Seed,
+// so the order is reproducible and, like every other result, independent of the
+// moments the driver polls at; a run without such ties draws nothing.
+func (s *Switch) pickTied(t units.Time, n int) int {
+	k := s.ties.IntN(n)
+	for i := range s.ports {
+		if p := &s.ports[i]; p.in.len() > 0 && p.in.at(0).t == t {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	panic("switchd: pickTied: fewer tied ingress heads than counted")
 }
 
 // next caches the switch's earliest event times, so that the calls a driver makes

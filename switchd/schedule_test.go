@@ -40,9 +40,12 @@ func randomLab(t *testing.T, seed uint64) (Config, []arrival) {
 
 // Whatever the moments the driver polls at (on time, late, in bursts), the switch
 // releases the same frames, byte for byte, with the same Due times, in the same order:
-// every time is computed from the schedule, never from the moment of a Poll.
+// every time is computed from the schedule, never from the moment of a Poll. The one
+// moment excluded is the instant of a frame still to be handed over: a poll there
+// would process the frames that reach the pipeline at that instant before it, so their
+// order would be the driver's, not the switch's (random among ports, see pickTied).
 func TestScheduleIndependentOfPolling(t *testing.T) {
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := uint64(1); seed <= 50; seed++ {
 		cfg, in := randomLab(t, seed)
 		want := run(mustNew(t, cfg), in, units.Never-1)
 
@@ -51,11 +54,9 @@ func TestScheduleIndependentOfPolling(t *testing.T) {
 		var got []sent
 		prev := units.Time(0)
 		for _, a := range in {
-			// Poll at a few random moments up to this arrival, then receive it.
-			for k := rng.IntN(3); k > 0; k-- {
-				if a.at > prev {
-					prev += units.Time(rng.Int64N(int64(a.at - prev + 1)))
-				}
+			// Poll at a few random moments before this arrival, then receive it.
+			for k := rng.IntN(3); k > 0 && a.at > prev; k-- {
+				prev += units.Time(rng.Int64N(int64(a.at - prev)))
 				got = append(got, pollAll(s, prev)...)
 			}
 			s.Receive(a.at, a.port, a.frame)

@@ -67,6 +67,9 @@ type Switch struct {
 	lentN int32  // length of the frame in it
 	upv   []bool // scratch for router.setUp
 	key   wire.FlowKey
+	// ties orders frames that reach the pipeline at the same instant on different
+	// ports (see pickTied).
+	ties *rand.Rand
 }
 
 // New validates cfg and builds the switch. Ports start up.
@@ -86,6 +89,7 @@ func New(cfg Config) (*Switch, error) {
 		upv:    make([]bool, len(cfg.Ports)),
 		pn:     make([]portNext, len(cfg.Ports)),
 		dirty:  ^uint64(0),
+		ties:   rand.New(rand.NewPCG(cfg.Seed, 0x74696573)), // "ties"
 	}
 	s.lb = newBalancer(cfg.LB, cfg.Seed, lbRng, s)
 	size, want := 0, 0
