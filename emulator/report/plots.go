@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"reef/emulator/expect"
 	"reef/emulator/metrics"
@@ -36,23 +38,32 @@ type Figure struct {
 	SVG     []byte
 }
 
+// The size of every figure.
+const (
+	figWidth  = 9 * vg.Inch
+	figHeight = 4.5 * vg.Inch
+)
+
+// render draws p as a PNG (at vgimg's default 96 dpi, its long lines stroked in pieces:
+// see splitStrokes) and as an SVG.
 func render(p *plot.Plot, name, caption string) (Figure, error) {
 	f := Figure{Name: name, Title: p.Title.Text, Caption: caption}
-	for _, format := range []string{"png", "svg"} {
-		w, err := p.WriterTo(9*vg.Inch, 4.5*vg.Inch, format)
-		if err != nil {
-			return f, fmt.Errorf("report: plot %s: %w", name, err)
-		}
-		var b bytes.Buffer
-		if _, err := w.WriteTo(&b); err != nil {
-			return f, fmt.Errorf("report: plot %s: %w", name, err)
-		}
-		if format == "png" {
-			f.PNG = b.Bytes()
-		} else {
-			f.SVG = b.Bytes()
-		}
+	img := vgimg.New(figWidth, figHeight)
+	p.Draw(draw.New(&splitStrokes{Canvas: img}))
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return f, fmt.Errorf("report: plot %s: %w", name, err)
 	}
+	f.PNG = b.Bytes()
+	w, err := p.WriterTo(figWidth, figHeight, "svg")
+	if err != nil {
+		return f, fmt.Errorf("report: plot %s: %w", name, err)
+	}
+	var sb bytes.Buffer
+	if _, err := w.WriteTo(&sb); err != nil {
+		return f, fmt.Errorf("report: plot %s: %w", name, err)
+	}
+	f.SVG = sb.Bytes()
 	return f, nil
 }
 

@@ -1,6 +1,12 @@
 package report
 
 import (
+	"image"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -83,5 +89,96 @@ func BenchmarkRunFigures(b *testing.B) {
 		if len(figs) != 3 {
 			b.Fatalf("%d figures, want rate, cwnd and queue-delay", len(figs))
 		}
+	}
+}
+
+// zigzag is n points over [0, 1) that alternate between the bottom and the top of the
+// range, with some noise: the densest line a plot can hold.
+func zigzag(n int, seed uint64) plotter.XYs {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	xys := make(plotter.XYs, n)
+	for i := range xys {
+		xys[i] = plotter.XY{X: float64(i) / float64(n), Y: float64(i%2) + 0.2*rng.Float64()}
+	}
+	return xys
+}
+
+// drawBoth draws p on a plain vgimg canvas and through splitStrokes.
+func drawBoth(p *plot.Plot) (plain, split *image.RGBA) {
+	a, b := vgimg.New(figWidth, figHeight), vgimg.New(figWidth, figHeight)
+	p.Draw(draw.New(a))
+	p.Draw(draw.New(&splitStrokes{Canvas: b}))
+	return a.Image().(*image.RGBA), b.Image().(*image.RGBA)
+}
+
+// pixelDiff counts the pixels that differ by more than tol in some channel, and the
+// largest difference.
+func pixelDiff(a, b *image.RGBA, tol int) (n, maxd int) {
+	for i := 0; i < len(a.Pix); i += 4 {
+		d := 0
+		for c := range 4 {
+			d = max(d, abs(int(a.Pix[i+c])-int(b.Pix[i+c])))
+		}
+		if d > tol {
+			n++
+		}
+		maxd = max(maxd, d)
+	}
+	return n, maxd
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// TestSplitStrokesDrawTheSameLines draws dense and sparse, solid and dashed lines whole
+// and in pieces. A line of at most strokeSegments segments is not split and must come
+// out identical. A split one may differ only in anti-aliased edge pixels where pieces
+// meet: each piece's edges are blended on their own where the whole line summed their
+// coverage first, and a cut point is rounded to the rasteriser's grid, which tilts its
+// two half segments by a hundredth of a pixel (a change of a level or two, not counted
+// below). On a sparse line that is a few pixels a cut; on a line denser than its width
+// the segments next to a cut overlap along the plot's height, and a few dozen pixels a
+// cut change (under 1% of the image here), each by less than a quarter of the contrast.
+// A lost or misplaced segment, or a dash pattern out of phase, changes whole runs of
+// pixels by the full contrast between the line and white (over 200 levels for these
+// colours).
+func TestSplitStrokesDrawTheSameLines(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		dashed bool
+	}{
+		{"short", strokeSegments, false},
+		{"short-dashed", strokeSegments, true},
+		{"dense", 400, false},
+		{"dense-dashed", 400, true},
+		{"sparse", 200, false},
+		{"sparse-dashed", 200, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPlot("t", "x", "y")
+			if err := line(p, zigzag(tc.n, 1), 0, tc.dashed, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if err := line(p, zigzag(tc.n, 2), 1, tc.dashed, "b"); err != nil {
+				t.Fatal(err)
+			}
+			plain, split := drawBoth(p)
+			n, maxd := pixelDiff(plain, split, 4)
+			t.Logf("%d of %d pixels differ, by at most %d", n, len(plain.Pix)/4, maxd)
+			if tc.n <= strokeSegments {
+				if n != 0 {
+					t.Errorf("%d pixels differ, want none: the line was not to be split", n)
+				}
+				return
+			}
+			if maxd > 64 || n > len(plain.Pix)/4/50 {
+				t.Errorf("%d pixels differ, by at most %d: want at most 2%% of them, by at most 64", n, maxd)
+			}
+		})
 	}
 }
