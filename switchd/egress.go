@@ -41,6 +41,7 @@ type egress struct {
 
 	txPackets, txBytes uint64
 	waited             units.Time // total queueing delay (start − arrival) of the departed
+	idle               units.Time // total of the closed gaps with nothing queued (see idleTime)
 	marks              uint64
 	maxQ               units.Bytes
 	late, skew         *hist.Durations // out of line: 8 KB would spread the hot fields of the ports
@@ -90,12 +91,31 @@ func (e *egress) schedule(x units.Time) units.Time {
 	}
 	if start > e.last || e.newBusy {
 		e.busyStart, e.busyBytes, e.newBusy = start, 0, false
+		// The line was free since the last departure and nothing was queued until h
+		// arrived (a pause after that is not idle: the port had something to send).
+		e.idle += max(0, h.t-e.last)
 	}
 	e.busyBytes += units.Bytes(h.n)
 	h.start = start
 	h.dep = e.busyStart + e.rate.TxTime(e.busyBytes)
 	e.last, e.sched = h.dep, true
 	return h.dep
+}
+
+// idleTime is how long, up to now, the line has had nothing to send on the computed
+// schedule: every gap from a departure that left the queue empty to the next arrival
+// (since time 0), the gap still open at now included. A frame read late, arriving
+// earlier than a now already reported, shortens the open gap it closes: idleTime may
+// then go back by as much as the frame was late.
+func (e *egress) idleTime(now units.Time) units.Time {
+	if e.sched {
+		return e.idle // the head's gap is counted
+	}
+	end := now
+	if e.ndep < e.q.len() {
+		end = min(end, e.q.at(e.ndep).t) // the head waits (paused): idle until it came
+	}
+	return e.idle + max(0, end-e.last)
 }
 
 // pause applies a PFC frame received at t: quanta × 512 bit times at the port's rate,

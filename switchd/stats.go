@@ -58,6 +58,14 @@ type PortStats struct {
 	// sent upstream (its ingress being over XOff).
 	PauseTime          units.Time
 	PausesRx, PausesTx uint64
+	// Idle is how long, since time 0, the egress had nothing to send on the computed
+	// schedule: the line free and the queue empty (a port paused with frames queued is
+	// not idle). Over an interval without pauses or rate changes, the interval less the
+	// growth of Idle is the time the port was backlogged, serialising at Rate: TxBytes
+	// grows by Rate × that time, to within the frame on the line at either end. A frame
+	// the driver read late can take back part of a gap already reported (at most its
+	// lateness): the gap it ends closes at its arrival, not when it was read.
+	Idle units.Time
 	// QueueBytes is the egress backlog now; MaxQueueBytes the largest it has been.
 	QueueBytes, MaxQueueBytes units.Bytes
 	// HeldBytes is the bytes that arrived on this port and still wait in the switch (what

@@ -356,6 +356,7 @@ func (s *Switch) appendStats(dst []PortStats, summaries bool) []PortStats {
 			Drops:     p.drops,
 			ECNMarks:  e.marks,
 			PauseTime: e.pauseTime(s.now), PausesRx: p.pausesRx, PausesTx: p.pfc.sent,
+			Idle:       e.idleTime(s.now),
 			QueueBytes: e.qbytes, MaxQueueBytes: e.maxQ,
 			HeldBytes: p.pfc.held,
 		})
