@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,8 +26,9 @@ import (
 // measure the machine's load, not the emulator. iperf3 runs at nice -10 instead: a TCP
 // sender under SCHED_FIFO starves the softirq threads that drain its own tbf.
 
-// lineTopo is h1 – s1 – s2 – h2: host links at 1 Gbit/s, the s1–s2 link at the rate
-// under test (first %s after the name), every link with the same propagation delay.
+// lineTopo is h1 – s1 – s2 – h2: host links at 1 Gbit/s with 100 KB buffers, the s1–s2
+// link at the rate and with the buffer under test (the second and third %s after the
+// name), every link with the same propagation delay (the first).
 const lineTopo = `name: %%s
 defaults: {rate: 1Gbps, delay: %s, buffer: 100KB, mtu: 1500}
 nodes:
@@ -36,7 +38,7 @@ nodes:
   - {name: s2, kind: switch}
 links:
   - [h1, s1]
-  - {a: s1, b: s2, rate: %s}
+  - {a: s1, b: s2, rate: %s, buffer: %s}
   - [s2, h2]
 `
 
@@ -113,14 +115,28 @@ func get(m map[string]any, path ...string) float64 {
 	return f
 }
 
-// TestIperfBottleneck runs kernel TCP (iperf3) from h1 to h2 through a 100 Mbit/s and a
-// 500 Mbit/s s1–s2 link. The shaping must never let more through than the rate: goodput
-// at most 3% above the rate less header overhead (Ethernet, IPv4, TCP with timestamps:
-// a 1448-byte payload per 1514-byte frame) and the switch's tx counter at most 1% above
-// the rate. Goodput within 3% of that figure and the tx counter within 1% of the rate
-// while backlogged are asserted whenever the emulator kept up (the switch port's p99
-// release lateness within one packet time, the report's fidelity rule): on a machine too
-// loaded to keep up, TCP cannot fill the link and the test logs why instead of failing.
+// TestIperfBottleneck runs kernel TCP (iperf3, cubic) from h1 to h2 through a 100 Mbit/s
+// and a 500 Mbit/s s1–s2 link (issue 2). The shaping must never let more through than
+// the rate: goodput at most 3% above the rate less header overhead (Ethernet, IPv4, TCP
+// with timestamps: a 1448-byte payload per 1514-byte frame) and s1's tx counter at most
+// 1% above the rate. While the port is backlogged (the interval less the growth of its
+// Idle counter) its tx counter must run at the rate within 1%: always asserted, since
+// the schedule is computed and a loaded machine cannot change it.
+//
+// Goodput within 3% of the rate less header overhead is asserted whenever the emulator
+// kept up. TCP keeps the bottleneck backlogged only if nothing stalls its ACK clock for
+// longer than the bottleneck's queue bridges (cover: half the buffer's drain time, about
+// the least standing queue cubic keeps with this buffer). So the floor is asserted when
+//   - the switches kept up: every port on the flow's path (data and ACKs) released 99%
+//     of its frames less than cover late, and
+//   - the hosts did: a thread at iperf3's priority (stallProbe) lost at most 1% of the
+//     run to stalls longer than cover, a third of the floor's 3%.
+//
+// On a 2-core machine shared with other work the second can fail at 500 Mbit/s: the
+// two switch daemons run under SCHED_FIFO and, with the hosts' kernel TCP work their
+// sends trigger, take about 1.5 cores (measured), so ordinary processes such as iperf3
+// get the rest and at times wait tens of ms; the link then idles for want of packets,
+// not because of the switch. The test says so in its log instead of failing.
 func TestIperfBottleneck(t *testing.T) {
 	needRoot(t)
 	needTool(t, "iperf3")
@@ -130,28 +146,31 @@ func TestIperfBottleneck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			buf := bottleneckBuffer(r)
 			name := labName("ip")
-			p := planFor(t, fmt.Sprintf(lineTopo, "200us", rate), name)
-			lab := up(t, p, Options{SwitchdArgs: []string{"--stats-interval", "200ms"}})
+			p := planFor(t, fmt.Sprintf(lineTopo, "200us", rate, buf), name)
+			lab := up(t, p, Options{SwitchdArgs: []string{"--stats-interval", "100ms"}})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			wait := startServer(t, ctx, lab, "h2")
 			defer wait()
 
-			// Sample s1's counters for the port toward s2 while the flow runs.
+			// Sample s1's counters for the port toward s2 inside the measured 5 s (iperf3
+			// omits the first second: slow start).
 			port := portTo(t, p, "s1", "s2")
-			samples := make(chan report, 64)
+			samples := make(chan report, 2)
 			go func() {
 				defer close(samples)
-				time.Sleep(1500 * time.Millisecond)
-				for range 2 {
-					samples <- readReport(t, lab, "s1")
-					time.Sleep(2 * time.Second)
-				}
+				time.Sleep(1200 * time.Millisecond)
+				samples <- readReport(t, lab, "s1")
+				time.Sleep(4600 * time.Millisecond)
+				samples <- readReport(t, lab, "s1")
 			}()
+			probe := startStallProbe()
 			// Cubic (loss-based) keeps the bottleneck queue backlogged; the machine's
 			// default may be BBR, which aims to keep it empty.
 			res := iperfClient(t, ctx, lab, "h1", "-c", "h2", "-t", "5", "-O", "1", "-C", "cubic")
+			probe.stop()
 			var snaps []report
 			for s := range samples {
 				snaps = append(snaps, s)
@@ -163,32 +182,133 @@ func TestIperfBottleneck(t *testing.T) {
 			}
 			want := float64(r) * mss / (mss + 66)
 			got := get(res, "end", "sum_received", "bits_per_second")
-			t.Logf("goodput %.2f Mbit/s, want %.2f Mbit/s (rate %v, MSS %.0f), retransmits %.0f",
-				got/1e6, want/1e6, r, mss, get(res, "end", "sum_sent", "retransmits"))
+			t.Logf("goodput %.2f Mbit/s, want %.2f Mbit/s (%.4f; rate %v, MSS %.0f, s1–s2 buffer %v), retransmits %.0f",
+				got/1e6, want/1e6, got/want, r, mss, buf, get(res, "end", "sum_sent", "retransmits"))
 			if got > 1.03*want {
 				t.Errorf("goodput %.2f Mbit/s exceeds %.2f Mbit/s by more than 3%%: the link is not shaped", got/1e6, want/1e6)
 			}
 
 			a, b := snaps[0].Ports[port], snaps[1].Ports[port]
 			dt := snaps[1].Time - snaps[0].Time
-			tx := float64(b.TxBytes-a.TxBytes) * 8 / dt.Seconds()
-			t.Logf("s1→s2 tx %.2f Mbit/s over %v; queue %v then %v (max %v); drops %v; lateness p50 %v p99 %v",
-				tx/1e6, dt, a.QueueBytes, b.QueueBytes, b.MaxQueueBytes, b.Drops, b.Lateness.P50, b.Lateness.P99)
+			sent := float64(b.TxBytes-a.TxBytes) * 8
+			busy := dt - (b.Idle - a.Idle)
+			tx := sent / dt.Seconds()
+			t.Logf("s1→s2 tx %.2f Mbit/s (%.4f of the rate) over %v, backlogged %v (%.2f%%); queue %v then %v (max %v); drops %v",
+				tx/1e6, tx/float64(r), dt, busy, 100*busy.Seconds()/dt.Seconds(), a.QueueBytes, b.QueueBytes, b.MaxQueueBytes, b.Drops)
 			if tx > 1.01*float64(r) {
 				t.Errorf("switch tx rate %.2f Mbit/s exceeds %v by more than 1%%", tx/1e6, r)
 			}
-			if pkt := r.TxTime(1514); b.Lateness.P99 > pkt {
-				t.Logf("the emulator did not keep up on this machine (s1→s2 p99 release lateness %v > one packet time %v): throughput floors not asserted", b.Lateness.P99, pkt)
+			// The frames on the line at either sample are busy time not yet (or no longer)
+			// in the counter: allow two frame times.
+			frame := r.TxTime(1514)
+			if busy < 100*frame {
+				t.Logf("s1→s2 was backlogged only %v of %v: its rate while backlogged is not measurable", busy, dt)
+			} else {
+				bt := sent / busy.Seconds()
+				t.Logf("s1→s2 tx while backlogged %.2f Mbit/s (%.5f of the rate)", bt/1e6, bt/float64(r))
+				if math.Abs(bt/float64(r)-1) > 0.01+2*frame.Seconds()/busy.Seconds() {
+					t.Errorf("switch tx rate while backlogged %.2f Mbit/s is not within 1%% of %v", bt/1e6, r)
+				}
+			}
+
+			if why := keptUp(t, lab, p, probe, buf, r); why != "" {
+				t.Logf("the emulator did not keep up on this machine (%s): goodput floor not asserted", why)
 				return
 			}
 			if got < 0.97*want {
 				t.Errorf("goodput %.2f Mbit/s is not within 3%% of %.2f Mbit/s", got/1e6, want/1e6)
 			}
-			if tx < 0.99*float64(r) {
-				t.Errorf("switch tx rate %.2f Mbit/s is not within 1%% of %v", tx/1e6, r)
-			}
 		})
 	}
+}
+
+// bottleneckBuffer is the s1–s2 buffer TestIperfBottleneck uses at rate r: 4 ms of
+// traffic, at least 100 KB. The lab's RTT is about 1.6 ms with the hosts' stacks (1.2 ms
+// of propagation), so 100 KB at 500 Mbit/s is one BDP, and two cubic reductions in a row
+// (β = 0.7, seen here) leave the window below the BDP: the link idles for TCP's own
+// reasons, as it would on a real link (measured: 1.8–3.1% idle, goodput 0.970–0.984 of
+// the floor's figure). At 2.5 BDP or more the window stays above the BDP and only the
+// emulator (or the machine) can leave the link idle.
+func bottleneckBuffer(r units.Rate) units.Bytes {
+	return max(100*units.Kilobyte, r.BytesIn(4*units.Millisecond))
+}
+
+// keptUp says why the emulator did not keep up during TestIperfBottleneck's run, or
+// "" if it did (see the test's doc): the switches' p99 release lateness on every port
+// that carried the flow within cover, and the hosts' stalls beyond cover within 1% of
+// the run.
+func keptUp(t *testing.T, lab *Lab, p *plan.Plan, probe *stallProbe, buf units.Bytes, r units.Rate) string {
+	t.Helper()
+	cover := r.TxTime(buf / 2)
+	var why []string
+	for _, sw := range []string{"s1", "s2"} {
+		s, ok := p.SwitchByName(sw)
+		if !ok {
+			t.Fatalf("no switch %s", sw)
+		}
+		for i, ps := range readReport(t, lab, sw).Ports {
+			peer := s.Config.Ports[i].Peer
+			t.Logf("%s→%s: %d frames, release lateness p50 %v p99 %v max %v", sw, peer, ps.Lateness.Count, ps.Lateness.P50, ps.Lateness.P99, ps.Lateness.Max)
+			if ps.Lateness.Count > 0 && ps.Lateness.P99 > cover {
+				why = append(why, fmt.Sprintf("%s→%s p99 release lateness %v > %v", sw, peer, ps.Lateness.P99, cover))
+			}
+		}
+	}
+	lost, worst, n := probe.lost(time.Duration(cover))
+	frac := lost.Seconds() / probe.elapsed.Seconds()
+	t.Logf("a thread at iperf3's priority lost %v of %v (%.2f%%) to %d stalls longer than %v (the longest %v)",
+		lost, probe.elapsed.Round(time.Millisecond), 100*frac, n, time.Duration(cover), worst)
+	if frac > 0.01 {
+		why = append(why, fmt.Sprintf("the hosts' processes lost %.2f%% of the run to stalls longer than %v", 100*frac, time.Duration(cover)))
+	}
+	return strings.Join(why, "; ")
+}
+
+// stallProbe is a thread at iperf3's scheduling priority (SCHED_OTHER, nice -10) that
+// sleeps 1 ms at a time and records how much longer each sleep took: how long a host's
+// process would have waited for a CPU. It costs about 1% of a core.
+type stallProbe struct {
+	quit, done chan struct{}
+	over       []time.Duration
+	elapsed    time.Duration
+}
+
+func startStallProbe() *stallProbe {
+	p := &stallProbe{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		// Never unlocked: the thread, reniced, ends with the goroutine.
+		runtime.LockOSThread()
+		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, -10) // this thread only
+		start := time.Now()
+		for {
+			select {
+			case <-p.quit:
+				p.elapsed = time.Since(start)
+				return
+			default:
+			}
+			t0 := time.Now()
+			_ = unix.Nanosleep(&unix.Timespec{Nsec: int64(time.Millisecond)}, nil)
+			p.over = append(p.over, time.Since(t0)-time.Millisecond)
+		}
+	}()
+	return p
+}
+
+func (p *stallProbe) stop() { close(p.quit); <-p.done }
+
+// lost returns how much of the stalls exceeded cover in total, the longest stall and
+// how many exceeded cover.
+func (p *stallProbe) lost(cover time.Duration) (lost, worst time.Duration, n int) {
+	for _, o := range p.over {
+		worst = max(worst, o)
+		if o > cover {
+			lost += o - cover
+			n++
+		}
+	}
+	return lost, worst, n
 }
 
 var rttRE = regexp.MustCompile(`time=([0-9.]+) ms`)
@@ -217,7 +337,7 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 	needTool(t, "ping")
 	needTool(t, "iperf3")
 	name := labName("rt")
-	p := planFor(t, fmt.Sprintf(lineTopo, "1ms", "100Mbps"), name)
+	p := planFor(t, fmt.Sprintf(lineTopo, "1ms", "100Mbps", "100KB"), name)
 	// Spinning the last 50 µs before each release takes the timer's wakeup latency
 	// (30–70 µs here) out of the RTT.
 	lab := up(t, p, Options{SwitchdArgs: []string{"--stats-interval", "200ms", "--spin", "50us"}})
