@@ -11,8 +11,8 @@ import (
 
 // TestTimelyIncastOnSim runs experiments/timely-incast.yaml (TIMELY Table 1) on the sim
 // backend. It takes minutes (six runs of 40 flows), so it runs only with
-// REEF_EXPERIMENTS=1. The α = 0.02 runs must meet every expectation; the α = 0.875 runs
-// (the spec's default EWMA weight) are the documented failing reproduction, logged only.
+// REEF_EXPERIMENTS=1. Every expectation must hold: the paper's claims at α = 0.02 and, at
+// the spec's default α = 0.875, the fairness collapse the spec predicts (alpha-sensitivity).
 func TestTimelyIncastOnSim(t *testing.T) {
 	if os.Getenv("REEF_EXPERIMENTS") == "" {
 		t.Skip("set REEF_EXPERIMENTS=1 to run the experiment reproductions (minutes)")
@@ -25,18 +25,15 @@ func TestTimelyIncastOnSim(t *testing.T) {
 	if len(o.Summaries) != 6 {
 		t.Fatalf("%d runs, want 2 α × 3 cc", len(o.Summaries))
 	}
-	checked := 0
+	sensitivity := false
 	for _, r := range o.Results {
 		t.Logf("%-26s %v: %s (bound %s) pass=%v", r.Name, r.Vars, r.ValueText, r.BoundText, r.Pass)
-		if r.Vars["alpha"] != "0.02" {
-			continue
-		}
-		checked++
+		sensitivity = sensitivity || r.Name == "alpha-sensitivity"
 		if !r.Pass {
-			t.Errorf("α = 0.02: %s %v failed: %s, bound %s (%s)", r.Name, r.Vars, r.ValueText, r.BoundText, r.Claim)
+			t.Errorf("%s %v failed: %s, bound %s (%s)", r.Name, r.Vars, r.ValueText, r.BoundText, r.Claim)
 		}
 	}
-	if checked == 0 {
-		t.Fatal("no expectation was evaluated on the α = 0.02 runs")
+	if !sensitivity {
+		t.Error("the α = 0.875 TIMELY run was not checked (alpha-sensitivity)")
 	}
 }
