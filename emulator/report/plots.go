@@ -2,14 +2,17 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -65,6 +68,34 @@ func render(p *plot.Plot, name, caption string) (Figure, error) {
 	}
 	f.SVG = sb.Bytes()
 	return f, nil
+}
+
+// figureJob is a plot ready to render as the figure name with its caption.
+type figureJob struct {
+	p             *plot.Plot
+	name, caption string
+}
+
+// renderAll renders the jobs, as many at a time as Go may run threads (each plot is
+// drawn by one goroutine only: drawing one plot twice at once is not safe), and returns
+// the figures in the jobs' order.
+func renderAll(jobs []figureJob) ([]Figure, error) {
+	figs := make([]Figure, len(jobs))
+	errs := make([]error, len(jobs))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			figs[i], errs[i] = render(j.p, j.name, j.caption)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return figs, nil
 }
 
 // writeFigures saves every figure as plots/NAME.png and plots/NAME.svg under dir.
@@ -176,10 +207,11 @@ func (s *Summary) timeAxis() string {
 }
 
 // runFigures draws one run's plots: rate and cwnd per flow, queue delay at the busiest
-// ports, FCT slowdown by size bucket.
+// ports, FCT slowdown by size bucket. It builds them one by one and renders them side by
+// side.
 func (s *Summary) runFigures() ([]Figure, error) {
 	run := s.in.Run
-	var figs []Figure
+	var jobs []figureJob
 	idx, note := plotFlows(run)
 	if len(idx) > 0 {
 		p := newPlot("Goodput per flow (solid) and max-min fair share (dashed)", s.timeAxis(), "rate (Mbit/s)")
@@ -218,18 +250,10 @@ func (s *Summary) runFigures() ([]Figure, error) {
 			}
 		}
 		headroom(p)
-		f, err := render(p, "rate", "Each flow's goodput over time (moving average over max(sample interval, 4 base RTTs)) against its max-min fair share"+note+".")
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, f)
+		jobs = append(jobs, figureJob{p, "rate", "Each flow's goodput over time (moving average over max(sample interval, 4 base RTTs)) against its max-min fair share" + note + "."})
 		if cwndDrawn {
 			headroom(c)
-			f, err := render(c, "cwnd", "Each flow's congestion window as its algorithm reported it"+note+".")
-			if err != nil {
-				return nil, err
-			}
-			figs = append(figs, f)
+			jobs = append(jobs, figureJob{c, "cwnd", "Each flow's congestion window as its algorithm reported it" + note + "."})
 		}
 	}
 	if ports := s.busiestPorts(); len(ports) > 0 {
@@ -245,20 +269,16 @@ func (s *Summary) runFigures() ([]Figure, error) {
 			}
 		}
 		headroom(p)
-		f, err := render(p, "queue-delay", "Queueing delay over time at the ports with the highest p99 queue delay in the measurement window (the bottlenecks).")
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, f)
+		jobs = append(jobs, figureJob{p, "queue-delay", "Queueing delay over time at the ports with the highest p99 queue delay in the measurement window (the bottlenecks)."})
 	}
 	if len(s.FCTBuckets) > 0 {
-		f, err := s.fctFigure()
+		j, err := s.fctFigure()
 		if err != nil {
 			return nil, err
 		}
-		figs = append(figs, f)
+		jobs = append(jobs, j)
 	}
-	return figs, nil
+	return renderAll(jobs)
 }
 
 // busiestPorts are the ports with samples and the largest p99 queue delay (utilisation
@@ -288,7 +308,7 @@ func (s *Summary) busiestPorts() []int {
 	return idx
 }
 
-func (s *Summary) fctFigure() (Figure, error) {
+func (s *Summary) fctFigure() (figureJob, error) {
 	p := newPlot("FCT slowdown by flow size", "size bucket", "FCT / ideal FCT")
 	var names []string
 	var p50, p99 plotter.Values
@@ -307,7 +327,7 @@ func (s *Summary) fctFigure() (Figure, error) {
 	for k, vals := range []plotter.Values{p50, p99} {
 		bc, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return Figure{}, fmt.Errorf("report: fct plot: %w", err)
+			return figureJob{}, fmt.Errorf("report: fct plot: %w", err)
 		}
 		bc.Color = colour(k)
 		bc.LineStyle.Width = 0
@@ -317,7 +337,7 @@ func (s *Summary) fctFigure() (Figure, error) {
 	}
 	p.NominalX(names...)
 	headroom(p)
-	return render(p, "fct-slowdown", "Median and 99th-percentile FCT slowdown (completion time over the time the same message takes alone on the network) by message size.")
+	return figureJob{p, "fct-slowdown", "Median and 99th-percentile FCT slowdown (completion time over the time the same message takes alone on the network) by message size."}, nil
 }
 
 func fmtBytes(b int64) string {
