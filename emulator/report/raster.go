@@ -70,10 +70,12 @@ func (c *splitStrokes) Stroke(p vg.Path) {
 	piece := make(vg.Path, 0, strokeSegments+1)
 	for from := 0; ; {
 		// The piece runs from start through p[from+1:to] to the middle of the segment
-		// p[to-1]→p[to], at least a dot long, where the next piece takes over; the last
+		// p[to-1]→p[to], where the next piece takes over: the first segment at least a
+		// dot long among the next strokeSegments (the halves of a shorter one may point
+		// elsewhere than it on the rasteriser's grid), or the last of them. The last
 		// piece runs to the end.
 		to := from + strokeSegments
-		for to < len(p)-1 && length(p[to-1].Pos, p[to].Pos) < dot {
+		for to < min(from+2*strokeSegments, len(p)-1) && length(p[to-1].Pos, p[to].Pos) < dot {
 			to++
 		}
 		last := to >= len(p)-1
