@@ -98,15 +98,25 @@ type report struct {
 
 func readReport(t testing.TB, lab *Lab, node string) report {
 	t.Helper()
-	b, err := os.ReadFile(lab.StatsPath(node))
+	r, err := loadReport(lab, node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
 	return r
+}
+
+// loadReport is readReport for a goroutine other than the test's, where t.Fatal may
+// not be called.
+func loadReport(lab *Lab, node string) (report, error) {
+	var r report
+	b, err := os.ReadFile(lab.StatsPath(node))
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%s stats: %w", node, err)
+	}
+	return r, nil
 }
 
 // portTo returns the index of sw's port whose peer is node.

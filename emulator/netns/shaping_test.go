@@ -161,10 +161,15 @@ func TestIperfBottleneck(t *testing.T) {
 			samples := make(chan report, 2)
 			go func() {
 				defer close(samples)
-				time.Sleep(1200 * time.Millisecond)
-				samples <- readReport(t, lab, "s1")
-				time.Sleep(4600 * time.Millisecond)
-				samples <- readReport(t, lab, "s1")
+				for _, d := range []time.Duration{1200 * time.Millisecond, 4600 * time.Millisecond} {
+					time.Sleep(d)
+					r, err := loadReport(lab, "s1")
+					if err != nil {
+						t.Error(err) // t.Fatal belongs to the test's goroutine
+						return
+					}
+					samples <- r
+				}
 			}()
 			probe := startStallProbe()
 			// Cubic (loss-based) keeps the bottleneck queue backlogged; the machine's
@@ -174,6 +179,9 @@ func TestIperfBottleneck(t *testing.T) {
 			var snaps []report
 			for s := range samples {
 				snaps = append(snaps, s)
+			}
+			if len(snaps) < 2 {
+				t.Fatalf("s1's counters were read %d times, want 2", len(snaps))
 			}
 
 			mss := get(res, "start", "tcp_mss_default")
