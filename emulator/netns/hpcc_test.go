@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"reef/emulator"
 	"reef/emulator/netns"
@@ -168,24 +164,12 @@ type intFrame struct {
 // readINTCapture reads a capture written by a run; frames without a release trailer are
 // kept (with due 0), so the byte counts stay complete.
 func readINTCapture(path string) ([]intFrame, error) {
-	f, err := os.Open(path)
+	frames, err := readFrames(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	var out []intFrame
-	for {
-		data, _, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+	for _, data := range frames {
 		inner, due, _ := afpacket.StripTrailer(data)
 		if len(inner) < wire.EthLen {
 			continue
@@ -202,6 +186,7 @@ func readINTCapture(path string) ([]intFrame, error) {
 		}
 		out = append(out, c)
 	}
+	return out, nil
 }
 
 // checkHPCC checks the captured records against the switches' schedules and counters

@@ -3,17 +3,13 @@ package netns_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"reef/capture"
 	"reef/cc"
@@ -270,26 +266,15 @@ switches:
 		t.Fatal(err)
 	}
 	logFidelity(t, run)
-	f, err := os.Open(filepath.Join(out, "h3-eth0.pcapng"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	capPath := filepath.Join(out, "h3-eth0.pcapng")
+	frames, err := readFrames(capPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	delayOf := func(b units.Bytes) units.Time { return rate.TxTime(b) }
 	var ce, ect, bad int
 	var maxMPD units.Time
-	for {
-		data, _, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, data := range frames {
 		v, ok := wire.Classify(data)
 		if !ok || !v.IsReef() || v.Type() != wire.TypeData {
 			continue
@@ -319,9 +304,11 @@ switches:
 	if ce == 0 || ect == 0 {
 		t.Errorf("want packets on both sides of K, got %d CE and %d unmarked", ce, ect)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	f, err := os.Open(capPath)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	var trace strings.Builder
 	n, err := capture.Trace(f, &trace, capture.TraceOptions{MPDUnit: mpdUnit, ReefOnly: true})
 	if err != nil || n == 0 || !strings.Contains(trace.String(), "mpd") {
