@@ -17,6 +17,25 @@ import (
 	_ "reef/cc/swift"
 )
 
+// swiftParams is Swift's default parameters scaled to time scale tau, as a flow's
+// CCParams.
+func swiftParams(t *testing.T, tau float64) json.RawMessage {
+	t.Helper()
+	spec, err := cc.Lookup("swift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prm := spec.Defaults()
+	if err := cc.ScaleParams(prm, tau); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // swiftDumbbell runs n long-lived Swift flows h1…hn → h9…h(8+n) across the 1 Gbit/s
 // dumbbell of topologies/dumbbell.yaml (18 µs links, τ ≈ 73 per its comment) for d and
 // returns the results and the bottleneck port's index in them.
@@ -30,15 +49,7 @@ func swiftDumbbell(t *testing.T, n int, d units.Time) (run *results.Run, bottlen
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := cc.Lookup("swift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prm := spec.Defaults()
-	if err := cc.ScaleParams(prm, 73.24); err != nil { // spec poseidon.md §7.3 config B
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(prm)
+	raw := swiftParams(t, 73.24) // spec poseidon.md §7.3 config B
 	sc := &scenario.Scenario{Name: "swift-dumbbell", Seed: 1, Duration: d, SampleInterval: units.Millisecond}
 	for i := 1; i <= n; i++ {
 		sc.Flows = append(sc.Flows, scenario.Flow{ID: uint32(i), Name: fmt.Sprintf("f%d", i), Group: "f",
@@ -137,18 +148,7 @@ func TestSwiftFourFlowsShareEqually(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := cc.Lookup("swift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prm := spec.Defaults()
-	if err := cc.ScaleParams(prm, tau); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(prm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := swiftParams(t, tau)
 	for _, seed := range []uint64{1, 2, 3} {
 		p, err := plan.Build(tp, plan.Options{Seed: seed})
 		if err != nil {
