@@ -50,6 +50,7 @@ type Options struct {
 	// ACK that arrived before an RTO deadline, but is read after it, cancel the timeout
 	// as it would have. Receive first fires the timers due before the frame's arrival,
 	// so the order of events stays the computed one. 0 (the sim): timers fire when due.
+	// After a stall the driver reports (Resumed) the grace is counted from the resumption.
 	TimerGrace units.Time
 }
 
@@ -202,6 +203,9 @@ type Host struct {
 	// a frame arriving earlier was read late, and skew records by how much.
 	committed units.Time
 	skew      *hist.Durations
+	// holdFrom and holdUntil hold timers after a driver stall (Resumed): until
+	// holdUntil, only timers due by holdFrom fire on the grace.
+	holdFrom, holdUntil units.Time
 }
 
 // ErrConfig wraps configuration errors.
@@ -211,10 +215,13 @@ var ErrConfig = errors.New("hostd: bad configuration")
 // must fit.
 const MinMTU = wire.IPv4Len + wire.UDPLen + wire.HeaderLen + wire.MaxSack*wire.SackLen + wire.MaxHops*wire.HopLen + 64
 
-// New builds a host. A zero cfg.MTU means 1500.
+// DefaultMTU is a host's MTU when its Config gives none.
+const DefaultMTU = 1500
+
+// New builds a host. A zero cfg.MTU means DefaultMTU.
 func New(cfg Config, opts Options) (*Host, error) {
 	if cfg.MTU == 0 {
-		cfg.MTU = 1500
+		cfg.MTU = DefaultMTU
 	}
 	switch {
 	case !cfg.Addr.Is4():
@@ -241,7 +248,7 @@ func New(cfg Config, opts Options) (*Host, error) {
 		return nil, fmt.Errorf("%w: host %q: timer grace must be ≥ 0, got %v", ErrConfig, cfg.Name, opts.TimerGrace)
 	}
 	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{},
-		timerMin: units.Never, readyMin: units.Never, skew: new(hist.Durations)}
+		timerMin: units.Never, readyMin: units.Never, skew: new(hist.Durations), holdFrom: units.Never}
 	for i := range h.bufs {
 		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)
 	}
@@ -251,12 +258,19 @@ func New(cfg Config, opts Options) (*Host, error) {
 // Config returns the host's configuration.
 func (h *Host) Config() Config { return h.cfg }
 
-// FlowEnv is the cc.Env for a flow of this host with hopCap INT slots: MSS and packet
-// size follow from the MTU, the line rate from the NIC. The caller fills BaseRTT,
-// PathHops and Rand.
-func (h *Host) FlowEnv(hopCap int) cc.Env {
-	mss := transport.MSS(h.cfg.MTU, hopCap)
-	return cc.Env{MSS: mss, PacketSize: units.Bytes(transport.DataFrameLen(mss, hopCap)), LineRate: h.cfg.Rate}
+// FlowEnv is the cc.Env for a flow of this host with hopCap INT slots (Config.FlowEnv).
+func (h *Host) FlowEnv(hopCap int) cc.Env { return h.cfg.FlowEnv(hopCap) }
+
+// FlowEnv is the cc.Env for a flow of a host with this configuration and hopCap INT
+// slots: MSS and packet size follow from the MTU (DefaultMTU when 0), the line rate
+// from the NIC. The caller fills BaseRTT, NetworkRTT, PathHops and Rand.
+func (c Config) FlowEnv(hopCap int) cc.Env {
+	mtu := c.MTU
+	if mtu == 0 {
+		mtu = DefaultMTU
+	}
+	mss := transport.MSS(mtu, hopCap)
+	return cc.Env{MSS: mss, PacketSize: units.Bytes(transport.DataFrameLen(mss, hopCap)), LineRate: c.Rate}
 }
 
 // AddFlow registers a flow this host sends. It fails, creating nothing, on a bad spec.

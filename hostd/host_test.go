@@ -464,17 +464,23 @@ func TestWindowFilledNeverExceeded(t *testing.T) {
 // A driver that stalls past an RTO deadline and only then reads the ACK that arrived
 // before it: with no grace the timeout fires (at its deadline) and the late ACK shows
 // as skew; with a grace longer than the stall the ACK is handled first, in computed
-// order, and nothing times out. Either way the flow finishes at the ACK's arrival.
+// order, and nothing times out. A grace shorter than the stall does the same when the
+// driver reports the stall (Resumed), and not when it does not. Either way the flow
+// finishes at the ACK's arrival.
 func TestTimerGraceLateAck(t *testing.T) {
 	const ms = units.Millisecond
 	for _, tc := range []struct {
 		name     string
 		grace    units.Time
+		resumed  bool
 		timedOut bool
 		skewed   bool
 	}{
-		{"no grace", 0, true, true}, // at its deadline, and again after each backoff
-		{"grace longer than the stall", 20 * ms, false, false},
+		{"no grace", 0, false, true, true}, // at its deadline, and again after each backoff
+		{"no grace, stall reported", 0, true, true, true},
+		{"grace longer than the stall", 20 * ms, false, false, false},
+		{"grace shorter than the stall", 2 * ms, false, true, true},
+		{"grace shorter than the stall, stall reported", 2 * ms, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			newHost := func(i byte, opts hostd.Options) *hostd.Host {
@@ -502,6 +508,9 @@ func TestTimerGraceLateAck(t *testing.T) {
 			ack := next(h1)
 			ackFrame, ackAt := append([]byte(nil), ack.Frame...), ack.Due
 			// h0's driver stalls 10 ms, well past the RTO, then reads the ACK.
+			if tc.resumed {
+				h0.Resumed(h0.NextDeadline(), ackAt+10*ms)
+			}
 			for {
 				if _, ok := h0.Poll(ackAt + 10*ms); !ok {
 					break
@@ -527,5 +536,48 @@ func TestTimerGraceLateAck(t *testing.T) {
 				t.Errorf("%d stale timers, want some: %v", st, tc.skewed)
 			}
 		})
+	}
+}
+
+// A hold after a reported stall is not forever: with no frame to cancel it, a timer
+// that came due in the stall fires once the host has run for the stall's length and a
+// grace again.
+func TestResumedHoldEnds(t *testing.T) {
+	const ms = units.Millisecond
+	const grace = 2 * ms
+	h, err := hostd.New(hostd.Config{Name: "h", Addr: hosttest.Addr(0), Rate: 100 * units.Mbps}, hostd.Options{TimerGrace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alg := &hosttest.Fixed{W: 100 * units.Kilobyte}
+	addFlow(t, h, hostd.FlowSpec{ID: 1, Dst: hosttest.Addr(1), Size: 1000, Alg: alg})
+	for range 10 {
+		if _, ok := h.Poll(h.NextDeadline()); ok {
+			break
+		}
+	}
+	from := h.NextDeadline() // the RTO deadline plus the grace: the stall starts there
+	resume := from + 10*ms
+	h.Resumed(from, resume)
+	if d := h.NextDeadline(); d != resume+10*ms+grace {
+		t.Fatalf("next deadline %v after the stall, want the hold's end %v", d, resume+10*ms+grace)
+	}
+	for now := resume; now < resume+10*ms+grace; now += ms {
+		for {
+			if _, ok := h.Poll(now); !ok {
+				break
+			}
+		}
+		if alg.Timeouts != 0 {
+			t.Fatalf("timeout handled at %v, during the hold", now)
+		}
+	}
+	for {
+		if _, ok := h.Poll(h.NextDeadline()); !ok {
+			break
+		}
+	}
+	if alg.Timeouts == 0 {
+		t.Fatal("no timeout after the hold")
 	}
 }

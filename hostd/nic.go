@@ -22,7 +22,38 @@ func (h *Host) runTimers(now units.Time) {
 	if h.waitHead == len(h.waiting) {
 		h.waiting, h.waitHead = h.waiting[:0], 0
 	}
-	h.fireTimers(now - h.opts.TimerGrace)
+	h.fireTimers(h.timerHorizon(now))
+}
+
+// timerHorizon is the latest deadline of the timers Poll fires at now: those due a grace
+// ago, but while a stall's hold lasts (Resumed) no later than where the horizon stood
+// when the stall began.
+func (h *Host) timerHorizon(now units.Time) units.Time {
+	hz := now - h.opts.TimerGrace
+	if now < h.holdUntil {
+		hz = min(hz, h.holdFrom)
+	}
+	return hz
+}
+
+// Resumed tells the host that its driver was stalled from `from` (when it should have
+// run) until now, as when a busy or paused machine does not schedule the daemon. The
+// daemons upstream were likely stalled too, and the frames they owe this host, which
+// may cancel a timer that came due meanwhile (an ACK before an RTO's deadline), still
+// have to come: a timer due after the grace before `from` waits until the host has run
+// for the stall's length and a grace again, unless a frame that arrived after its
+// deadline fires it first (Receive). Timers still fire at their deadlines in computed
+// time. It does nothing when Options.TimerGrace is 0 (the sim never stalls).
+func (h *Host) Resumed(from, now units.Time) {
+	if h.opts.TimerGrace == 0 || now <= from {
+		return
+	}
+	if now >= h.holdUntil {
+		// The driver did not run at from: what fired before had deadlines before from
+		// less the grace.
+		h.holdFrom = from - h.opts.TimerGrace - 1
+	}
+	h.holdUntil = max(h.holdUntil, now+(now-from)+h.opts.TimerGrace)
 }
 
 // fireTimers runs the flows' timers (stops included) due at or before due, each at its
@@ -64,6 +95,9 @@ func (h *Host) NextDeadline() units.Time {
 	d := h.timerMin
 	if d != units.Never {
 		d += h.opts.TimerGrace
+		if h.timerMin > h.holdFrom {
+			d = max(d, h.holdUntil) // held since a stall (Resumed)
+		}
 	}
 	if h.waitHead < len(h.waiting) {
 		d = min(d, h.waiting[h.waitHead].spec.Start)

@@ -112,6 +112,7 @@ type nodeAdapter struct {
 
 func (a nodeAdapter) Receive(now units.Time, port int, frame []byte) { a.h.Receive(now, port, frame) }
 func (a nodeAdapter) NextDeadline() units.Time                       { return a.h.NextDeadline() }
+func (a nodeAdapter) Resumed(from, now units.Time)                   { a.h.Resumed(from, now) }
 func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
 	o, ok := a.h.Poll(now)
 	if ok {

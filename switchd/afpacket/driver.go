@@ -29,6 +29,20 @@ type Node interface {
 	Poll(now units.Time) (switchd.Out, bool)
 }
 
+// Resumer is a Node that wants to know when the driver was stalled: it should have run
+// at from (the deadline its timer was armed at) but ran only at now, StallMin or more
+// later, as when the machine did not schedule the daemon. A host holds the timers that
+// came due meanwhile until the frames stalled upstream have had time to arrive
+// (hostd.Host.Resumed).
+type Resumer interface {
+	Resumed(from, now units.Time)
+}
+
+// StallMin is how much later than its armed deadline the driver must run to report a
+// stall to a Resumer: well above the wakeup lateness of a daemon that is merely busy
+// (p99 0.2 ms on a loaded 2-core machine), below the grace a host gives its timers.
+const StallMin = units.Millisecond
+
 // Config configures a Driver.
 type Config struct {
 	// Ports are the interface names, in the node's port order.
@@ -82,11 +96,22 @@ type Stats struct {
 	// WakeLate is a histogram of how late timer wakeups were (now − armed deadline):
 	// bucket i counts lateness in [2^i, 2^(i+1)) µs, bucket 0 also < 1 µs.
 	WakeLate [16]uint64 `json:"wake_late_us_log2"`
+	// TimerArms counts timerfd re-arms; ArmLead is a histogram of how far ahead of
+	// the clock they were armed (log2 µs buckets as WakeLate; a deadline already past
+	// counts in bucket 0).
+	TimerArms uint64     `json:"timer_arms"`
+	ArmLead   [16]uint64 `json:"arm_lead_us_log2"`
 	// WakeLateMax is the largest timer lateness seen.
 	WakeLateMax units.Time `json:"wake_late_max"`
 	// Stalls counts wakeups where the node asked to be polled at once but neither
 	// took nor gave a frame (a node bug; the driver backs off 1 ms each time).
 	Stalls uint64 `json:"stalls"`
+	// Resumes counts wakeups StallMin or more after the armed deadline (the driver was
+	// not scheduled; see Resumer), and ResumedTime adds up by how much.
+	Resumes     uint64     `json:"resumes"`
+	ResumedTime units.Time `json:"resumed_time"`
+	// CPUTime is the CPU time the datapath thread used in Run (user and system).
+	CPUTime units.Time `json:"cpu_time"`
 	// RealTime is true when the datapath thread runs under SCHED_FIFO.
 	RealTime bool `json:"real_time"`
 }
@@ -175,6 +200,7 @@ const (
 func (d *Driver) Run(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	defer d.addThreadCPU(threadCPU())
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("afpacket: timer slack: %w", err)
 	}
@@ -247,6 +273,13 @@ func (d *Driver) Run(ctx context.Context) error {
 			return nil
 		}
 		d.stats.Wakeups++
+		if armed != units.Never && now-armed >= StallMin {
+			d.stats.Resumes++
+			d.stats.ResumedTime += now - armed
+			if r, ok := d.node.(Resumer); ok {
+				r.Resumed(armed, now)
+			}
+		}
 		for _, ev := range evs[:max(n, 0)] {
 			switch ev.Fd {
 			case tagStop:
@@ -283,10 +316,14 @@ func (d *Driver) Run(ctx context.Context) error {
 			next := d.node.NextDeadline()
 			now = d.cfg.Clock.Now()
 			if next <= now {
-				if !d.step(now, perWake) {
+				if d.step(now, perWake) {
+					progress = true
+					lastRx = now
+				} else if d.node.NextDeadline() <= now {
+					progress = false
 					break // nothing moved: let the main loop back off (see Stalls)
 				}
-				lastRx = now
+				// else the deadline was early (a lower bound) and is exact now
 				continue
 			}
 			if (next == units.Never || next-now > d.cfg.Spin) && now-lastRx >= d.cfg.BusyPoll {
@@ -307,23 +344,34 @@ func (d *Driver) Run(ctx context.Context) error {
 			nextTick = now + d.cfg.Tick
 		}
 		next := d.node.NextDeadline()
-		if next != units.Never {
-			next -= d.cfg.Spin
-		}
-		if !progress && next <= now {
+		switch {
+		case !progress && next <= now:
 			// The node wants to be polled now but gave nothing and took nothing: a
-			// node bug. Back off instead of spinning on an expired timer.
+			// node bug. Back off instead of spinning on an expired timer. (Compared
+			// before Spin comes off: a wakeup Spin early has nothing to do yet.)
 			d.stats.Stalls++
 			next = now + units.Millisecond
+		case next != units.Never:
+			next -= d.cfg.Spin
 		}
 		next = min(next, nextTick)
 		if d.cfg.Until > 0 {
 			next = min(next, d.cfg.Until)
 		}
+		if next != units.Never {
+			// Nothing runs before the lab's epoch (time 0); an all-zero its would
+			// disarm the timer, hence 1 ns. armed keeps what the timer was set to, so
+			// that a wakeup at the epoch does not look late by the wait before it.
+			next = max(next, 1)
+		}
 		if next != armed {
+			d.stats.TimerArms++
+			if next != units.Never {
+				d.stats.ArmLead[log2Bucket(next-now, len(d.stats.ArmLead))]++
+			}
 			var its unix.ItimerSpec
 			if next != units.Never {
-				its.Value = unix.NsecToTimespec(epoch + int64(max(next, 1)))
+				its.Value = unix.NsecToTimespec(epoch + int64(next))
 			}
 			if err := unix.TimerfdSettime(tfd, unix.TFD_TIMER_ABSTIME, &its, nil); err != nil {
 				return fmt.Errorf("afpacket: timerfd_settime: %w", err)
@@ -478,15 +526,31 @@ func arrival(stamp, due, maxCarry units.Time) (units.Time, carry) {
 }
 
 func (d *Driver) recordLate(late units.Time) {
-	if late < 0 {
-		late = 0
-	}
+	late = max(late, 0)
 	d.stats.WakeLateMax = max(d.stats.WakeLateMax, late)
-	us := uint64(late / units.Microsecond)
+	d.stats.WakeLate[log2Bucket(late, len(d.stats.WakeLate))]++
+}
+
+// threadCPU is the calling thread's CPU time so far (0 when it cannot be read).
+func threadCPU() units.Time {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return units.Time(ts.Nano())
+}
+
+// addThreadCPU adds the thread's CPU time since start to the stats (deferred by Run).
+func (d *Driver) addThreadCPU(start units.Time) { d.stats.CPUTime += threadCPU() - start }
+
+// log2Bucket is the bucket of a log2-µs histogram of n buckets that holds t: bucket i
+// counts [2^i, 2^(i+1)) µs, bucket 0 also anything below 1 µs, the last anything above.
+func log2Bucket(t units.Time, n int) int {
+	us := uint64(max(t, 0) / units.Microsecond)
 	b := 0
-	for us > 1 && b < len(d.stats.WakeLate)-1 {
+	for us > 1 && b < n-1 {
 		us >>= 1
 		b++
 	}
-	d.stats.WakeLate[b]++
+	return b
 }

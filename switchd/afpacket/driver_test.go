@@ -194,23 +194,33 @@ func (s *stuckNode) Receive(now units.Time, port int, frame []byte) {}
 func (s *stuckNode) NextDeadline() units.Time                       { return 0 }
 func (s *stuckNode) Poll(now units.Time) (switchd.Out, bool)        { return switchd.Out{}, false }
 
-// TestDriverBacksOffStuckNode checks that a node whose deadline is always past does not
-// make the driver spin: it counts Stalls and waits 1 ms each time.
-func TestDriverBacksOffStuckNode(t *testing.T) {
-	needRoot(t)
+// openOnVeth opens a driver for node on one end of a fresh veth pair in a fresh network
+// namespace, with cfg's ports and clock set: the lab's epoch lead after now. The driver
+// is closed when the test ends.
+func openOnVeth(t *testing.T, node Node, lead time.Duration, cfg Config) *Driver {
+	t.Helper()
 	var drv *Driver
 	inFreshNetns(t, func() error {
 		if err := vethPair("a0", "a1"); err != nil {
 			return err
 		}
-		clock, err := NewClock(MonotonicNow())
+		clock, err := NewClock(MonotonicNow() + int64(lead))
 		if err != nil {
 			return err
 		}
-		drv, err = Open(&stuckNode{}, Config{Ports: []string{"a1"}, Clock: clock})
+		cfg.Ports, cfg.Clock = []string{"a1"}, clock
+		drv, err = Open(node, cfg)
 		return err
 	})
-	defer drv.Close()
+	t.Cleanup(func() { drv.Close() })
+	return drv
+}
+
+// TestDriverBacksOffStuckNode checks that a node whose deadline is always past does not
+// make the driver spin: it counts Stalls and waits 1 ms each time.
+func TestDriverBacksOffStuckNode(t *testing.T) {
+	needRoot(t)
+	drv := openOnVeth(t, &stuckNode{}, 0, Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_ = drv.Run(ctx)
@@ -241,5 +251,118 @@ func TestClockRealtime(t *testing.T) {
 	}
 	if now < 5*units.Second {
 		t.Errorf("Now = %v, want ≥ 5s after an epoch 5s ago", now)
+	}
+}
+
+// tickNode wants to be polled every millisecond and, once, is held 5 ms inside Poll, as
+// a descheduled daemon would be; it records what the driver reports (Resumer).
+type tickNode struct {
+	next    units.Time
+	held    bool
+	resumes [][2]units.Time
+}
+
+func (n *tickNode) Receive(now units.Time, port int, frame []byte) {}
+func (n *tickNode) NextDeadline() units.Time                       { return n.next }
+func (n *tickNode) Poll(now units.Time) (switchd.Out, bool) {
+	if now < n.next {
+		return switchd.Out{}, false
+	}
+	if !n.held && now > 20*units.Millisecond {
+		n.held = true
+		time.Sleep(5 * time.Millisecond)
+	}
+	n.next = now + units.Millisecond
+	return switchd.Out{Port: -1}, true
+}
+func (n *tickNode) Resumed(from, now units.Time) {
+	n.resumes = append(n.resumes, [2]units.Time{from, now})
+}
+
+// TestDriverReportsStall checks that a wakeup StallMin or more after the armed deadline
+// is counted and reported to a Resumer node, with the deadline it should have run at.
+func TestDriverReportsStall(t *testing.T) {
+	needRoot(t)
+	node := &tickNode{}
+	// Until leaves the hold at 20 ms room: a loaded machine (CI runs other packages'
+	// tests beside this one) may deschedule the driver past a tighter end before the
+	// wakeup that detects the hold, and the run would end unreported.
+	drv := openOnVeth(t, node, 0, Config{Until: 500 * units.Millisecond})
+	if err := drv.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := drv.Stats()
+	if st.Resumes == 0 || len(node.resumes) == 0 {
+		t.Fatalf("a 5 ms hold inside Poll was not reported: %d resumes counted, %d reported", st.Resumes, len(node.resumes))
+	}
+	if st.Resumes != uint64(len(node.resumes)) {
+		t.Errorf("%d resumes counted, %d reported to the node", st.Resumes, len(node.resumes))
+	}
+	var long bool
+	for _, r := range node.resumes {
+		if r[1]-r[0] < StallMin {
+			t.Errorf("resume %v → %v reported, shorter than StallMin", r[0], r[1])
+		}
+		long = long || r[1]-r[0] >= 3*units.Millisecond
+	}
+	if !long {
+		t.Errorf("no reported stall of the 5 ms hold (≥ 3 ms past the deadline): %v", node.resumes)
+	}
+}
+
+// TestDriverWaitsForEpoch checks that a driver started a second before its lab's epoch
+// sleeps until the epoch without counting that wait as a late wakeup or a stall (it did:
+// the timer was set to the epoch but remembered at the tick before it).
+func TestDriverWaitsForEpoch(t *testing.T) {
+	needRoot(t)
+	node := &tickNode{held: true}
+	drv := openOnVeth(t, node, time.Second, Config{Until: 10 * units.Millisecond,
+		Tick: units.Millisecond, OnTick: func(units.Time, *Stats) {}})
+	if err := drv.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A slow machine may stall the driver, but not for the second it waited.
+	if st := drv.Stats(); st.WakeLateMax >= 500*units.Millisecond || st.ResumedTime >= 500*units.Millisecond {
+		t.Errorf("wakeup late by %v, %v resumed: the wait for the epoch counted as lateness", st.WakeLateMax, st.ResumedTime)
+	}
+}
+
+// earlyNode ticks every millisecond and, as a switch may, reports a deadline 100 µs
+// early until it is polled there or later (NextDeadline may be early, never late).
+type earlyNode struct {
+	next  units.Time
+	exact bool
+	ticks int
+}
+
+func (n *earlyNode) Receive(now units.Time, port int, frame []byte) {}
+func (n *earlyNode) NextDeadline() units.Time {
+	if n.exact {
+		return n.next
+	}
+	return n.next - 100*units.Microsecond
+}
+func (n *earlyNode) Poll(now units.Time) (switchd.Out, bool) {
+	if now < n.next {
+		n.exact = n.exact || now >= n.next-100*units.Microsecond
+		return switchd.Out{}, false
+	}
+	n.next, n.exact = now+units.Millisecond, false
+	n.ticks++
+	return switchd.Out{Port: -1}, true
+}
+
+// TestDriverSpinIsNoStall checks that with Spin, polling a node at its early deadline,
+// where nothing is due yet, is not taken for a stuck node (it was: after a wakeup Spin
+// early the exact deadline, less Spin, looked past, and the driver backed off 1 ms).
+func TestDriverSpinIsNoStall(t *testing.T) {
+	needRoot(t)
+	node := &earlyNode{next: units.Millisecond}
+	drv := openOnVeth(t, node, 0, Config{Spin: 200 * units.Microsecond, Until: 30 * units.Millisecond})
+	if err := drv.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := drv.Stats(); st.Stalls != 0 {
+		t.Errorf("%d stalls counted for a node polled at its deadlines with Spin (%d ticks)", st.Stalls, node.ticks)
 	}
 }
