@@ -134,6 +134,10 @@ type Env struct {
 	// BaseRTT is the unloaded round-trip time of the flow's path (propagation plus
 	// serialisation), from the planner.
 	BaseRTT units.Time
+	// NetworkRTT is the largest BaseRTT among the run's flows: the one T that some
+	// algorithms share across the network (HPCC's reference runs with GLOBAL_T, the
+	// largest base RTT). 0 when unknown.
+	NetworkRTT units.Time
 	// PathHops is the number of switches on the flow's path.
 	PathHops int
 	// Rand is the flow's deterministic random source (seeded by the run).

@@ -104,7 +104,7 @@ func TestMPDChain(t *testing.T) {
 
 // Three frames with FlagINT through [hpcc, off, hpcc]: one hop record per INT switch,
 // with the computed departure, the port's cumulative tx bytes (this frame included), the
-// backlog left behind and the rate.
+// backlog when the frame was dequeued and the rate.
 func TestHPCCChain(t *testing.T) {
 	rates := []units.Rate{50 * units.Mbps, 20 * units.Mbps, 15 * units.Mbps}
 	us := units.Microsecond
@@ -130,8 +130,9 @@ func TestHPCCChain(t *testing.T) {
 		arr3 := 240*us + 10*us + 600*us + 10*us // frame 0 at switch 3
 		want := []wire.Hop{
 			{TS: int64(240 * us * units.Time(i+1)), TxBytes: uint64(1500 * (i + 1)), QLen: uint32(1500 * (4 - i)), RateKbps: 50000},
-			// The next frame (600 µs behind) is always waiting when one leaves.
-			{TS: int64(arr3 + 800*us*units.Time(i+1)), TxBytes: uint64(1500 * (i + 1)), QLen: 1500, RateKbps: 15000},
+			// The next frame (600 µs behind) arrives while one is on the wire (800 µs),
+			// so none is waiting when a frame is dequeued.
+			{TS: int64(arr3 + 800*us*units.Time(i+1)), TxBytes: uint64(1500 * (i + 1)), QLen: 0, RateKbps: 15000},
 		}
 		if len(h.Hops) != 2 {
 			t.Fatalf("frame %d: %d hops, want 2", i, len(h.Hops))
@@ -148,5 +149,31 @@ func TestHPCCChain(t *testing.T) {
 	}
 	if err := h.Decode(c.out[4].frame[wire.ReefOffset:]); err != nil || len(h.Hops) != 1 || h.Hops[0].RateKbps != 50000 {
 		t.Errorf("frame with one slot: hops %+v (%v), want the first switch's only", h.Hops, err)
+	}
+}
+
+// QLen is the backlog when a frame is dequeued (HPCC's reference switch pushes the queue
+// bytes at dequeue): the frames waiting at its start, not those that arrive while it is
+// on the wire. One switch at 50 Mbps (240 µs per 1500 B frame): A and B arrive at 0, C
+// at 100 µs, D at 400 µs, so A starts at 0 with B waiting (C comes during A), B at 240
+// with C waiting (D comes during B), C at 480 with D waiting, D at 720 with nothing.
+// Counted at the end of each frame's serialisation instead, A and B would read 3000 B.
+func TestHPCCQLenAtDequeue(t *testing.T) {
+	us := units.Microsecond
+	c := newChain(t, []units.Rate{50 * units.Mbps}, []string{INTHPCC}, 0)
+	f := func() []byte { return pk{flags: wire.FlagINT, hopcap: 1}.build(t) }
+	c.run([]arrival{{0, 0, f()}, {0, 0, f()}, {100 * us, 0, f()}, {400 * us, 0, f()}})
+	want := []uint32{1500, 1500, 1500, 0}
+	if len(c.out) != len(want) {
+		t.Fatalf("%d frames out, want %d", len(c.out), len(want))
+	}
+	for i, o := range c.out {
+		var h wire.Header
+		if err := h.Decode(o.frame[wire.ReefOffset:]); err != nil || len(h.Hops) != 1 {
+			t.Fatalf("frame %d: hops %+v (%v), want one", i, h.Hops, err)
+		}
+		if got := h.Hops[0]; got.QLen != want[i] || got.TS != int64(240*us*units.Time(i+1)) {
+			t.Errorf("frame %d: QLen %d B at TS %d, want %d B at %d", i, got.QLen, got.TS, want[i], 240*us*units.Time(i+1))
+		}
 	}
 }

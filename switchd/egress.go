@@ -46,6 +46,10 @@ type egress struct {
 	maxQ               units.Bytes
 	late, skew         *hist.Durations // out of line: 8 KB would spread the hot fields of the ports
 	lastArr            units.Time      // the latest arrival enqueued
+	// maxBehind is the most any frame's arrival has been earlier than lastArr when it
+	// was enqueued (0 unless a driver read frames late and out of order): every frame
+	// queued after one that arrived at t arrived at t − maxBehind or later.
+	maxBehind units.Time
 }
 
 // displaced returns how much later than its arrival at allows a frame arriving at is

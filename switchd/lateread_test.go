@@ -109,3 +109,57 @@ func TestLateReadMarksOnArrivalBacklog(t *testing.T) {
 		})
 	}
 }
+
+// HPCC's QLen counts a frame that arrived before the packet's dequeue even when the
+// driver reads it only after the packet's departure: QLen is written when the packet
+// leaves the switch, a link delay later. Read after that, the frame is missed.
+//
+// Port 2 (100 Mbit/s, 120 µs a frame, 10 µs delay) gets w at 0 and x at 1 µs from port
+// 0, y at 2 µs from port 1: x is dequeued at 120 µs with y behind it, departs at 240 µs
+// and leaves at 250 µs.
+func TestHPCCQLenCountsLateRead(t *testing.T) {
+	const us = units.Microsecond
+	frame := func(src int) []byte {
+		return pk{src: hostAddr(src, 1), dst: hostAddr(2, 1), flags: wire.FlagINT, hopcap: 1}.build(t)
+	}
+	for _, tc := range []struct {
+		name  string
+		readY units.Time // the switch reaches this before reading y
+		z     bool       // a frame z that arrived at 200 µs is read before y
+		want  []uint32   // QLen of w, x, (z,) y
+	}{
+		{"on time", 0, false, []uint32{0, 1500, 0}},
+		{"y read after x departed", 245 * us, false, []uint32{0, 1500, 0}},
+		{"y read after x left", 255 * us, false, []uint32{0, 0, 0}},
+		// y sits behind z, which arrived after x's dequeue: x still counts y, and z,
+		// dequeued at 240 µs, counts y too.
+		{"y read after x departed, behind z", 245 * us, true, []uint32{0, 1500, 1500, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(3)
+			cfg.INT = INTConfig{Mode: INTHPCC}
+			s := mustNew(t, cfg)
+			s.Receive(0, 0, frame(0))
+			s.Receive(1*us, 0, frame(0))
+			out := pollAll(s, tc.readY)
+			if tc.z {
+				s.Receive(200*us, 0, frame(0))
+				out = append(out, pollAll(s, tc.readY+us)...) // z is enqueued before y is read
+			}
+			s.Receive(2*us, 1, frame(1))
+			out = append(out, pollAll(s, units.Never)...)
+			if len(out) != len(tc.want) {
+				t.Fatalf("%d frames out, want %d", len(out), len(tc.want))
+			}
+			for i, o := range out {
+				var h wire.Header
+				if err := h.Decode(o.frame[wire.ReefOffset:]); err != nil || len(h.Hops) != 1 {
+					t.Fatalf("frame %d: hops %+v (%v), want one", i, h.Hops, err)
+				}
+				if got := h.Hops[0].QLen; got != tc.want[i] {
+					t.Errorf("frame %d: QLen %d B, want %d", i, got, tc.want[i])
+				}
+			}
+		})
+	}
+}

@@ -382,6 +382,7 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 	}
 	if k.t < e.lastArr {
 		e.skew.Add(e.displaced(k.t)) // read late: behind frames that arrived after it
+		e.maxBehind = max(e.maxBehind, e.lastArr-k.t)
 	} else {
 		e.lastArr = k.t
 		e.skew.Add(0)
@@ -435,13 +436,45 @@ func (s *Switch) stampINT(e *egress, h *pkt) {
 			v.SetMPD(own)
 		}
 	case INTHPCC:
-		if v.Flags()&wire.FlagINT != 0 {
-			v.PushHop(wire.Hop{
-				TS:       int64(h.dep),
-				TxBytes:  e.txBytes,
-				QLen:     uint32(min(e.qbytes, 0xffffffff)),
-				RateKbps: uint32(min(e.rate/units.Kbps, 0xffffffff)),
-			})
+		// QLen is written when the packet leaves the switch (setQLen): by then every
+		// frame that arrived before the packet's dequeue has been read, even on netns.
+		if n := v.NHops(); v.Flags()&wire.FlagINT != 0 && v.PushHop(wire.Hop{
+			TS:       int64(h.dep),
+			TxBytes:  e.txBytes,
+			RateKbps: uint32(min(e.rate/units.Kbps, 0xffffffff)),
+		}) {
+			h.hop = int16(n + 1)
 		}
 	}
+}
+
+// setQLen writes the QLen of the HPCC hop record that p, just popped from the head of
+// e's queue, got at its departure: the backlog when it was dequeued, at the start of its
+// serialisation, which is the frames behind it that arrived by then. That is HPCC's
+// QLen: the reference switch-node.cc pushes GetNBytesTotal at dequeue, and a real
+// switch's INT reads its dequeue queue depth; not what piled up behind the packet by
+// the end of its own serialisation (the other flows' arrivals during one packet time, of
+// which a flow reads less the larger its own share, so HPCC's flows drift apart).
+//
+// It is counted at release, not at departure, because a driver may read a frame late
+// (see Receive): at the departure on netns some of the frames that arrived before the
+// dequeue may not have been read yet, and the queue length would miss them; a link
+// delay and a serialisation later they have been (on the sim it makes no difference).
+// Frames behind p that have departed too are still on the queue, before e.ndep. The
+// scan stops at the first frame that arrived more than maxBehind after p's start: none
+// behind it arrived by then (on the sim, where maxBehind is 0, it looks at QLen's frames
+// and one more).
+func (e *egress) setQLen(f []byte, p *pkt) {
+	var b units.Bytes
+	for i := range e.q.len() {
+		k := e.q.at(i)
+		if k.t > p.start+e.maxBehind {
+			break
+		}
+		if k.t <= p.start {
+			b += units.Bytes(k.n)
+		}
+	}
+	v := wire.View{Frame: f, IP: wire.EthLen, Reef: int(p.reef)}
+	v.SetHopQLen(int(p.hop)-1, uint32(min(b, 0xffffffff)))
 }

@@ -10,6 +10,7 @@ type pkt struct {
 	n     int32      // frame length
 	in    int16      // ingress port
 	reef  int16      // offset of the reef header in the frame (0: not a reef packet)
+	hop   int16      // 1 + the index of the HPCC hop record stamped at departure (0: none)
 	t     units.Time // ingress line: when it enters the pipeline; queue: arrival at the queue
 	start units.Time // start of serialisation (computed)
 	dep   units.Time // end of serialisation, the departure (computed)

@@ -266,6 +266,9 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 		p = e.q.pop()
 		e.ndep--
 		e.late.Add(s.now - p.due)
+		if p.hop != 0 {
+			e.setQLen(s.pool.buf(p.buf)[:p.n], &p)
+		}
 	}
 	s.nx.ok = false
 	s.touch(best)

@@ -134,7 +134,9 @@ type Hop struct {
 	TS int64
 	// TxBytes is the egress port's cumulative transmitted bytes, this packet included.
 	TxBytes uint64
-	// QLen is the egress queue's backlog in bytes when the packet departed.
+	// QLen is the egress queue's backlog in bytes when the packet was dequeued, at the
+	// start of its serialisation: the packet itself and what arrived while it was on the
+	// wire are not counted (HPCC's reference switch and INT hardware read it there).
 	QLen uint32
 	// RateKbps is the egress link rate in kbit/s.
 	RateKbps uint32
@@ -262,17 +264,20 @@ func (h *Header) Decode(b []byte) error {
 	return nil
 }
 
+// hopOffQLen is the offset of QLen in a hop record.
+const hopOffQLen = 16
+
 // PutHop writes one hop record into b[:HopLen].
 func PutHop(b []byte, h Hop) {
 	be.PutUint64(b[0:], uint64(h.TS))
 	be.PutUint64(b[8:], h.TxBytes)
-	be.PutUint32(b[16:], h.QLen)
+	be.PutUint32(b[hopOffQLen:], h.QLen)
 	be.PutUint32(b[20:], h.RateKbps)
 }
 
 // GetHop reads one hop record from b[:HopLen].
 func GetHop(b []byte) Hop {
-	return Hop{TS: int64(be.Uint64(b[0:])), TxBytes: be.Uint64(b[8:]), QLen: be.Uint32(b[16:]), RateKbps: be.Uint32(b[20:])}
+	return Hop{TS: int64(be.Uint64(b[0:])), TxBytes: be.Uint64(b[8:]), QLen: be.Uint32(b[hopOffQLen:]), RateKbps: be.Uint32(b[20:])}
 }
 
 var be = binary.BigEndian
@@ -449,9 +454,25 @@ func (v View) PushHop(h Hop) bool {
 	if n >= c {
 		return false
 	}
-	PutHop(r[HeaderLen+int(r[OffNSack])*SackLen+n*HopLen:], h)
+	PutHop(r[hopAt(r, n):], h)
 	r[OffNHops]++
 	return true
+}
+
+// hopAt is the offset of hop slot i in r, a reef header and what follows it.
+func hopAt(r []byte, i int) int { return HeaderLen + int(r[OffNSack])*SackLen + i*HopLen }
+
+// NHops returns the number of INT hop records filled (reef packets only).
+func (v View) NHops() int { return int(v.Frame[v.Reef+OffNHops]) }
+
+// SetHopQLen rewrites the QLen of filled hop record i (reef packets only); an i out of
+// range does nothing.
+func (v View) SetHopQLen(i int, q uint32) {
+	r := v.Frame[v.Reef:]
+	if i < 0 || i >= int(r[OffNHops]) {
+		return
+	}
+	be.PutUint32(r[hopAt(r, i)+hopOffQLen:], q)
 }
 
 // FlowKey is the 5-tuple ECMP hashes on.

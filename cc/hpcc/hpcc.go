@@ -74,8 +74,10 @@ type Params struct {
 	// (0, 1]). Default 0.001 (OSCAR artifact MinRateRatio).
 	MinRatio float64 `yaml:"min_ratio"`
 	// BaseRTT is T, the base RTT the utilisation and the pacing rate are computed over
-	// (time, ≥ 0); 0 means the flow's own base RTT (cc.Env.BaseRTT). The paper uses the
-	// network's largest base RTT. Default 0.
+	// (time, ≥ 0); 0 means the network's largest base RTT as the reference code uses it
+	// (GLOBAL_T; cc.Env.NetworkRTT), or the flow's own (cc.Env.BaseRTT) when that is
+	// unknown. Every flow computing over one T keeps their additive increases and
+	// utilisation targets in step, so flows of different RTTs share fairly. Default 0.
 	BaseRTT units.Time `yaml:"base_rtt"`
 }
 
@@ -137,6 +139,9 @@ func New(env cc.Env, p Params) (*HPCC, error) {
 		return nil, err
 	}
 	t := p.BaseRTT
+	if t == 0 {
+		t = env.NetworkRTT
+	}
 	if t == 0 {
 		t = env.BaseRTT
 	}

@@ -300,3 +300,30 @@ func BenchmarkOnFeedback(b *testing.B) {
 		ackOnce(h, fb)
 	}
 }
+
+// T is, in order: Params.BaseRTT, the network's largest base RTT (cc.Env.NetworkRTT, the
+// reference's GLOBAL_T), the flow's own base RTT. The first window is one BDP over T.
+func TestBaseRTTChoice(t *testing.T) {
+	const rtt, net, set = 10 * units.Microsecond, 25 * units.Microsecond, 40 * units.Microsecond
+	for _, tc := range []struct {
+		name       string
+		param, env units.Time
+		want       units.Time
+	}{
+		{"own RTT when the network's is unknown", 0, 0, rtt},
+		{"the network's largest", 0, net, net},
+		{"the parameter over both", set, net, set},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultParams()
+			p.BaseRTT = tc.param
+			h, err := New(cc.Env{MSS: 1000, PacketSize: 1054, LineRate: units.Gbps, BaseRTT: rtt, NetworkRTT: tc.env}, *p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := h.Window(), units.BDP(units.Gbps, tc.want); got != want {
+				t.Errorf("first window %v, want one BDP over %v: %v", got, tc.want, want)
+			}
+		})
+	}
+}

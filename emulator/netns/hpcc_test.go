@@ -72,9 +72,12 @@ switches:
 // two records of a port it grows by at least the serialisation of the bytes between them
 // (less 1 ns of rounding, units.Rate.TxTime rounds up): the rate HPCC derives never
 // exceeds the line. Each ACK at a sender echoes exactly the records of the data packet it
-// acknowledges. QLen is only logged: it is the backlog the switch had enqueued when it
-// scheduled the departure, which on netns depends on how late the daemon read the frames
-// behind (switchd's exact check is TestHPCCChain, on the same pipeline the sim runs).
+// acknowledges. QLen is only logged: it is the backlog at dequeue (the frames that
+// arrived by the packet's start, itself excluded), counted when the packet leaves the
+// switch, so on netns it misses only frames the daemon read more than a serialisation
+// and a link delay late (switchd's exact checks are TestHPCCChain,
+// TestHPCCQLenAtDequeue and TestHPCCQLenCountsLateRead, on the same pipeline the sim
+// runs).
 func TestHPCCRecordsOnNetns(t *testing.T) {
 	testenv.RequireRoot(t)
 	lab := labName("rhpcc")

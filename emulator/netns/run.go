@@ -148,6 +148,10 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 		r.jobs[name] = j
 		return j, nil
 	}
+	networkRTT, err := sc.NetworkRTT(p)
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
 	seen := map[uint32]bool{}
 	for i := range sc.Flows {
 		f := &sc.Flows[i]
@@ -170,6 +174,7 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 		if err != nil {
 			return nil, fmt.Errorf("netns: %w", err)
 		}
+		hf.NetworkRTT = networkRTT
 		// Build the flow once here, so a bad algorithm or parameter fails before
 		// anything is created.
 		spec, err := hf.Spec(h, sc.Seed)

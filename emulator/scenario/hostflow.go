@@ -24,6 +24,9 @@ type HostFlow struct {
 	// PathHops the switches on it.
 	BaseRTT  units.Time `json:"base_rtt"`
 	PathHops int        `json:"path_hops"`
+	// NetworkRTT is the largest base RTT among the run's flows (cc.Env.NetworkRTT; see
+	// Scenario.NetworkRTT), set by the controller.
+	NetworkRTT units.Time `json:"network_rtt,omitempty"`
 }
 
 // Resolve computes the HostFlow of f for a source host whose NIC carries full data
@@ -47,11 +50,42 @@ func (f *Flow) Resolve(p *plan.Plan, packetBytes units.Bytes) (HostFlow, error) 
 	return HostFlow{Flow: *f, DstAddr: dst, BaseRTT: rtt, PathHops: len(paths[0]) - 1}, nil
 }
 
+// NetworkRTT is the largest base RTT among the scenario's flows, each for a full data
+// frame of its source host (hostd.Config.FlowEnv) and an ACK: cc.Env's NetworkRTT, the
+// same for every flow of the run on every backend. 0 without flows. Flows of a workload
+// share host pairs: each pair and frame size is computed once.
+func (s *Scenario) NetworkRTT(p *plan.Plan) (units.Time, error) {
+	type pair struct {
+		src, dst string
+		pkt      units.Bytes
+	}
+	seen := map[pair]bool{}
+	var m units.Time
+	for i := range s.Flows {
+		f := &s.Flows[i]
+		hp, ok := p.HostByName(f.Src)
+		if !ok {
+			return 0, fmt.Errorf("flow %s: no source host %q", f.Name, f.Src)
+		}
+		k := pair{f.Src, f.Dst, hp.Config.FlowEnv(f.INTHops).PacketSize}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rtt, err := p.BaseRTT(k.src, k.dst, k.pkt)
+		if err != nil {
+			return 0, fmt.Errorf("flow %s: %w", f.Name, err)
+		}
+		m = max(m, rtt)
+	}
+	return m, nil
+}
+
 // Spec builds the hostd.FlowSpec for h, with a fresh congestion controller whose random
 // source is seeded from (seed, flow ID), so every backend builds the same flow.
 func (hf *HostFlow) Spec(h *hostd.Host, seed uint64) (hostd.FlowSpec, error) {
 	env := h.FlowEnv(hf.INTHops)
-	env.BaseRTT, env.PathHops = hf.BaseRTT, hf.PathHops
+	env.BaseRTT, env.PathHops, env.NetworkRTT = hf.BaseRTT, hf.PathHops, hf.NetworkRTT
 	env.Rand = rand.New(rand.NewPCG(seed, uint64(hf.ID)))
 	alg, err := hf.Algorithm(env)
 	if err != nil {

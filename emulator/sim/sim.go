@@ -170,6 +170,10 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 }
 
 func (s *Sim) addFlows() error {
+	networkRTT, err := s.sc.NetworkRTT(s.p)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	seen := map[uint32]bool{}
 	for i := range s.sc.Flows {
 		f := &s.sc.Flows[i]
@@ -190,7 +194,7 @@ func (s *Sim) addFlows() error {
 		if err != nil {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
 		}
-		env.BaseRTT, env.PathHops = rtt, hops
+		env.BaseRTT, env.PathHops, env.NetworkRTT = rtt, hops, networkRTT
 		env.Rand = rand.New(rand.NewPCG(s.sc.Seed, uint64(f.ID)))
 		alg, err := f.Algorithm(env)
 		if err != nil {
