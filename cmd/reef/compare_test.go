@@ -15,8 +15,9 @@ import (
 func writeSummary(t *testing.T, dir string, goodput, qdelay float64) string {
 	t.Helper()
 	s := report.Summary{Experiment: "x", Run: "x", Backend: "sim",
-		Flows:  []report.Flow{{Name: "f1", Group: "g", GoodputBps: goodput, RTTUS: &report.Pct{Count: 1, P50: 10, P99: 20}}},
-		Queues: []report.Queue{{Name: "s1:p1", Utilisation: 0.9, QueueDelayUS: &report.Pct{Count: 1, Mean: qdelay, P50: qdelay, P99: qdelay}}},
+		Flows: []report.Flow{{Name: "f1", Group: "g", GoodputBps: goodput, RTTUS: &report.Pct{Count: 1, P50: 10, P99: 20}}},
+		Queues: []report.Queue{{Name: "s1:p1", Utilisation: 0.9, QueueDelayUS: &report.Pct{Count: 1, Mean: qdelay, P50: qdelay, P99: qdelay},
+			QueueBytes: &report.Pct{Count: 1, Mean: 100 * qdelay, P50: 100 * qdelay, P99: 100 * qdelay}}},
 	}
 	b, err := json.Marshal(&s)
 	if err != nil {

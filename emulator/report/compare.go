@@ -1,9 +1,12 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,32 +73,71 @@ type GroupDiff struct {
 	FinishedFlow Diff   `json:"finished"`
 }
 
-// QueueDiff compares one port of two runs (matched by name); delays in µs.
+// QueueDiff compares one port of two runs (matched by name); delays in µs. DelayMean,
+// DelayP50 and DelayP99 are over the port's samples (Queue.QueueDelayUS), PacketDelay
+// is the mean wait of the packets that left it (Queue.PacketDelayUS).
 type QueueDiff struct {
-	Name        string `json:"name"`
-	Utilisation Diff   `json:"utilisation"`
-	DelayMean   Diff   `json:"queue_delay_mean_us"`
-	DelayP50    Diff   `json:"queue_delay_p50_us"`
-	DelayP99    Diff   `json:"queue_delay_p99_us"`
-	Drops       Diff   `json:"drops"`
+	Name string `json:"name"`
+	// MTU is the port's MTU in run A (bytes; 0 when the summary does not say).
+	MTU         int  `json:"mtu,omitempty"`
+	Utilisation Diff `json:"utilisation"`
+	DelayMean   Diff `json:"queue_delay_mean_us"`
+	DelayP50    Diff `json:"queue_delay_p50_us"`
+	DelayP99    Diff `json:"queue_delay_p99_us"`
+	BytesMean   Diff `json:"queue_bytes_mean"`
+	PacketDelay Diff `json:"packet_delay_us"`
+	Drops       Diff `json:"drops"`
 }
+
+// The units a Comparison is in (Comparison.Units).
+const (
+	// EmulatorUnits: both runs had the same time scale; values are as they ran.
+	EmulatorUnits = "emulator"
+	// PaperUnits: the runs had different time scales; each run's rates are × its τ
+	// and its times ÷ its τ (Summary.InPaperUnits).
+	PaperUnits = "paper"
+)
 
 // Comparison is run B against run A (the reference: sim against netns gives netns's
 // emulation error relative to sim when A is the sim run).
 type Comparison struct {
-	A      string      `json:"a"`
-	B      string      `json:"b"`
-	Groups []GroupDiff `json:"groups"`
-	Flows  []FlowDiff  `json:"flows"`
-	Queues []QueueDiff `json:"queues"`
+	A string `json:"a"`
+	B string `json:"b"`
+	// Units is EmulatorUnits when A and B ran at the same time scale and PaperUnits
+	// when not (a sim run at τ = 200 against a netns run at τ = 2000); TimeScaleA and
+	// TimeScaleB are their τ (1 for a summary without one). Sizes, utilisation, drops
+	// and slowdowns are unit-free and compare as measured either way.
+	Units      string  `json:"units"`
+	TimeScaleA float64 `json:"time_scale_a"`
+	TimeScaleB float64 `json:"time_scale_b"`
+	// FidelityA and FidelityB are the runs' fidelity verdicts ("ok", "degraded"; empty
+	// when the summary has none) and FidelityWhyA and FidelityWhyB what made a run
+	// degraded. A degraded run's values may differ because the emulator did not keep
+	// its schedule, not because of what it emulates.
+	FidelityA    string      `json:"fidelity_a"`
+	FidelityB    string      `json:"fidelity_b"`
+	FidelityWhyA string      `json:"fidelity_why_a,omitempty"`
+	FidelityWhyB string      `json:"fidelity_why_b,omitempty"`
+	Groups       []GroupDiff `json:"groups"`
+	Flows        []FlowDiff  `json:"flows"`
+	Queues       []QueueDiff `json:"queues"`
 	// OnlyA and OnlyB are flows or ports found in one run only.
 	OnlyA []string `json:"only_a,omitempty"`
 	OnlyB []string `json:"only_b,omitempty"`
 }
 
-// Compare matches flows and queues of a and b by name and computes their differences.
+// Compare matches flows and queues of a and b by name and computes their differences:
+// in emulator units when a and b ran at the same time scale, in paper units (each
+// through its own τ, see InPaperUnits) when not.
 func Compare(a, b *Summary) *Comparison {
-	c := &Comparison{A: label(a), B: label(b)}
+	c := &Comparison{A: label(a), B: label(b), Units: EmulatorUnits,
+		TimeScaleA: a.timeScale(), TimeScaleB: b.timeScale(),
+		FidelityA: a.Fidelity.Verdict, FidelityB: b.Fidelity.Verdict,
+		FidelityWhyA: degradedWhy(a.Fidelity), FidelityWhyB: degradedWhy(b.Fidelity)}
+	if c.TimeScaleA != c.TimeScaleB {
+		a, b = a.InPaperUnits(), b.InPaperUnits()
+		c.Units = PaperUnits
+	}
 	bg := map[string]*Group{}
 	for i := range b.Groups {
 		bg[b.Groups[i].Name] = &b.Groups[i]
@@ -162,11 +204,13 @@ func Compare(a, b *Summary) *Comparison {
 			}
 			return f(q.QueueDelayUS)
 		}
-		c.Queues = append(c.Queues, QueueDiff{Name: qa.Name,
+		c.Queues = append(c.Queues, QueueDiff{Name: qa.Name, MTU: qa.MTU,
 			Utilisation: diff(qa.Utilisation, qb.Utilisation),
 			DelayMean:   diff(get(qa, func(p *Pct) float64 { return p.Mean }), get(qb, func(p *Pct) float64 { return p.Mean })),
 			DelayP50:    diff(get(qa, func(p *Pct) float64 { return p.P50 }), get(qb, func(p *Pct) float64 { return p.P50 })),
 			DelayP99:    diff(get(qa, func(p *Pct) float64 { return p.P99 }), get(qb, func(p *Pct) float64 { return p.P99 })),
+			BytesMean:   diff(meanBytes(qa), meanBytes(qb)),
+			PacketDelay: diff(qa.PacketDelayUS, qb.PacketDelayUS),
 			Drops:       diff(float64(qa.Drops), float64(qb.Drops)),
 		})
 	}
@@ -184,6 +228,107 @@ func label(s *Summary) string {
 		l = s.Experiment
 	}
 	return fmt.Sprintf("%s (%s)", l, s.Backend)
+}
+
+// timeScale is the summary's τ, 1 when it has none (a summary written without one).
+func (s *Summary) timeScale() float64 {
+	if s.TimeScale <= 0 || math.IsNaN(s.TimeScale) || math.IsInf(s.TimeScale, 0) {
+		return 1
+	}
+	return s.TimeScale
+}
+
+// InPaperUnits returns a copy of s with every rate and time in the paper's units: rates
+// × τ and times ÷ τ, by s's own τ (TimeScale; 1 when it has none). A value with a
+// *_paper field takes it; one without (PacketDelayUS, LineRateBps, PauseUS, the
+// fidelity times, …) is derived from the emulator field. Sizes, utilisation, drops,
+// marks, share ratios and slowdowns are unit-free and stay as they are. The copy has
+// TimeScale 1 and no *_paper fields; its expectation results keep the values they were
+// evaluated with (emulator units), and it shares s's maps and expectation slices, so
+// neither should be changed.
+func (s *Summary) InPaperUnits() *Summary {
+	tau := s.timeScale()
+	c := *s
+	c.in, c.env, c.hostRTT = nil, nil, nil
+	c.TimeScale = 1
+	t := func(us float64) float64 { return us / tau }
+	r := func(bps float64) float64 { return bps * tau }
+	rate := func(bps float64, paper *float64) float64 {
+		if paper != nil {
+			return *paper
+		}
+		return r(bps)
+	}
+	optTime := func(us, paper *float64) *float64 {
+		switch {
+		case paper != nil:
+			return ptr(*paper)
+		case us != nil:
+			return ptr(t(*us))
+		}
+		return nil
+	}
+	pctTime := func(p, paper *Pct) *Pct {
+		if paper != nil {
+			q := *paper
+			return &q
+		}
+		return p.scaled(1 / tau)
+	}
+	c.DurationUS, c.WindowUS = t(s.DurationUS), [2]float64{t(s.WindowUS[0]), t(s.WindowUS[1])}
+	c.Flows = make([]Flow, len(s.Flows))
+	for i, f := range s.Flows {
+		f.GoodputBps, f.FairShareBps = rate(f.GoodputBps, f.GoodputBpsPaper), rate(f.FairShareBps, f.FairShareBpsPaper)
+		f.FairShareWireBps, f.LineRateBps = r(f.FairShareWireBps), r(f.LineRateBps)
+		f.StartUS = t(f.StartUS)
+		f.RTTUS = pctTime(f.RTTUS, f.RTTUSPaper)
+		f.FCTUS, f.IdealFCTUS = optTime(f.FCTUS, f.FCTUSPaper), optTime(f.IdealFCTUS, nil)
+		f.GoodputBpsPaper, f.FairShareBpsPaper, f.RTTUSPaper, f.FCTUSPaper = nil, nil, nil, nil
+		c.Flows[i] = f
+	}
+	c.Groups = make([]Group, len(s.Groups))
+	for i, g := range s.Groups {
+		g.GoodputBps, g.FairShareBps = rate(g.GoodputBps, g.GoodputBpsPaper), r(g.FairShareBps)
+		g.RTTUS, g.FCTUS = pctTime(g.RTTUS, g.RTTUSPaper), pctTime(g.FCTUS, g.FCTUSPaper)
+		g.GoodputBpsPaper, g.RTTUSPaper, g.FCTUSPaper = nil, nil, nil
+		c.Groups[i] = g
+	}
+	c.FCTBuckets = make([]Bucket, len(s.FCTBuckets))
+	for i, b := range s.FCTBuckets {
+		b.FCTUS = pctTime(b.FCTUS, nil)
+		c.FCTBuckets[i] = b
+	}
+	c.Queues = make([]Queue, len(s.Queues))
+	for i, q := range s.Queues {
+		q.RateBps = r(q.RateBps)
+		q.QueueDelayUS = pctTime(q.QueueDelayUS, q.QueueDelayUSPaper)
+		q.PacketDelayUS, q.PauseUS = t(q.PacketDelayUS), t(q.PauseUS)
+		q.QueueDelayUSPaper = nil
+		c.Queues[i] = q
+	}
+	f := &c.Fidelity
+	f.SkewP99US, f.SkewMaxUS = t(f.SkewP99US), t(f.SkewMaxUS)
+	f.LatenessP50US, f.LatenessP99US, f.LatenessMaxUS = t(f.LatenessP50US), t(f.LatenessP99US), t(f.LatenessMaxUS)
+	return &c
+}
+
+// degradedWhy says what made a degraded run degraded ("" when it is not).
+func degradedWhy(f Fidelity) string {
+	if f.Verdict != "degraded" {
+		return ""
+	}
+	var why []string
+	if f.SkewRatio > 1 {
+		at := ""
+		if f.WorstPort != "" {
+			at = " at " + f.WorstPort
+		}
+		why = append(why, fmt.Sprintf("p99 schedule skew %.3g× what it may be%s", f.SkewRatio, at))
+	}
+	if f.StaleTimers > 0 {
+		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
+	}
+	return strings.Join(why, "; ")
 }
 
 func pctField(p *Pct, f func(*Pct) float64) float64 {
@@ -218,17 +363,34 @@ func (c *Comparison) GoodputFlows() []FlowDiff {
 // MaxGoodputDiff is the largest |relative goodput difference| over GoodputFlows and the
 // flow it occurs on (0, "" when there are no flows).
 func (c *Comparison) MaxGoodputDiff() (float64, string) {
-	worst, name := 0.0, ""
-	for _, f := range c.GoodputFlows() {
-		r := math.Abs(f.Goodput.Rel)
+	f, ok := c.worstGoodput()
+	if !ok {
+		return 0, ""
+	}
+	return math.Abs(f.Goodput.Rel), f.Name
+}
+
+// worstGoodput is the flow of GoodputFlows whose goodput differs most (ok false when no
+// flow has a relative difference).
+func (c *Comparison) worstGoodput() (FlowDiff, bool) {
+	return largest(c.GoodputFlows(), func(f FlowDiff) float64 { return f.Goodput.Rel })
+}
+
+// largest returns the item whose rel is largest in magnitude, passing over NaN (ok false
+// when every rel is NaN).
+func largest[T any](items []T, rel func(T) float64) (T, bool) {
+	var worst T
+	w, found := 0.0, false
+	for _, it := range items {
+		r := math.Abs(rel(it))
 		if math.IsNaN(r) {
 			continue
 		}
-		if r > worst || name == "" {
-			worst, name = r, f.Name
+		if !found || r > w {
+			worst, w, found = it, r, true
 		}
 	}
-	return worst, name
+	return worst, found
 }
 
 // BusyQueueUtilisation is the utilisation (in run A) from which a port counts as a
@@ -238,20 +400,120 @@ const BusyQueueUtilisation = 0.5
 // MaxQueueDelayDiff is the largest |relative difference| of mean queue delay over the
 // ports at least BusyQueueUtilisation busy in run A, and the port (0, "" when none).
 func (c *Comparison) MaxQueueDelayDiff() (float64, string) {
-	worst, name := 0.0, ""
-	for _, q := range c.Queues {
+	q, ok := c.worstQueueDelay()
+	if !ok {
+		return 0, ""
+	}
+	return math.Abs(q.DelayMean.Rel), q.Name
+}
+
+// worstQueueDelay is the busy port whose mean queue delay differs most (ok false when
+// no port was busy in run A), among those whose mean queue holds a packet (an MTU) in
+// one run at least: a queue of less than one packet is the rounding of when frames meet,
+// where a difference of a few nanoseconds can be 100%.
+func (c *Comparison) worstQueueDelay() (QueueDiff, bool) {
+	return largest(c.Queues, func(q QueueDiff) float64 {
 		if q.Utilisation.A < BusyQueueUtilisation {
-			continue
+			return math.NaN() // not a bottleneck
 		}
-		r := math.Abs(q.DelayMean.Rel)
-		if math.IsNaN(r) {
-			continue
+		mtu := q.MTU
+		if mtu <= 0 {
+			mtu = unknownMTU
 		}
-		if r > worst || name == "" {
-			worst, name = r, q.Name
+		if max(q.BytesMean.A, q.BytesMean.B) < float64(mtu) {
+			return math.NaN() // under a packet
+		}
+		return q.DelayMean.Rel
+	})
+}
+
+// meanBytes is q's time-average backlog (0 with no samples: an empty queue).
+func meanBytes(q *Queue) float64 {
+	if q.QueueBytes == nil {
+		return 0
+	}
+	return q.QueueBytes.Mean
+}
+
+// Limits bound how much run B may differ from run A, as fractions of A; a nil limit is
+// not checked.
+type Limits struct {
+	// Goodput bounds MaxGoodputDiff, QueueDelay MaxQueueDelayDiff.
+	Goodput    *float64 `json:"goodput,omitempty"`
+	QueueDelay *float64 `json:"queue_delay,omitempty"`
+}
+
+// set reports whether any limit is given.
+func (l Limits) set() bool { return l.Goodput != nil || l.QueueDelay != nil }
+
+// Exceeded lists the limits c exceeds, one phrase each ("flow victim's goodput differs
+// by 12.0% (limit 10.0%)"); nil when it is within them.
+func (c *Comparison) Exceeded(l Limits) []string {
+	var out []string
+	if l.Goodput != nil {
+		if d, flow := c.MaxGoodputDiff(); d > *l.Goodput {
+			out = append(out, fmt.Sprintf("flow %s's goodput differs by %s (limit %.1f%%)", flow, fmtPct(d), *l.Goodput*100))
 		}
 	}
-	return worst, name
+	if l.QueueDelay != nil {
+		if d, port := c.MaxQueueDelayDiff(); d > *l.QueueDelay {
+			out = append(out, fmt.Sprintf("port %s's mean queue delay differs by %s (limit %.1f%%)", port, fmtPct(d), *l.QueueDelay*100))
+		}
+	}
+	return out
+}
+
+// fmtPct prints a fraction as a percentage ("12.0%", "∞").
+func fmtPct(v float64) string {
+	if math.IsInf(v, 0) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.1f%%", v*100)
+}
+
+// Degraded says whether either run's fidelity verdict is degraded.
+func (c *Comparison) Degraded() bool { return c.FidelityA == "degraded" || c.FidelityB == "degraded" }
+
+// fmtTau prints a time scale ("200").
+func fmtTau(t float64) string { return strconv.FormatFloat(t, 'g', -1, 64) }
+
+// unitsLine says which units c is in.
+func (c *Comparison) unitsLine() string {
+	if c.Units == PaperUnits {
+		return fmt.Sprintf("in paper units: A at τ=%s, B at τ=%s (each run's rates × its τ, times ÷ its τ)", fmtTau(c.TimeScaleA), fmtTau(c.TimeScaleB))
+	}
+	return fmt.Sprintf("in emulator units: A and B at τ=%s", fmtTau(c.TimeScaleA))
+}
+
+// fidelityText is a run's verdict as the text output shows it.
+func fidelityText(verdict, why string) string {
+	switch {
+	case verdict == "":
+		return "fidelity not recorded"
+	case why != "":
+		return "fidelity " + verdict + " (" + why + ")"
+	}
+	return "fidelity " + verdict
+}
+
+// degradedNote warns that a degraded run's differences may be the emulator's, or is ""
+// when neither run is degraded.
+func (c *Comparison) degradedNote() string {
+	var which []string
+	if c.FidelityA == "degraded" {
+		which = append(which, "A")
+	}
+	if c.FidelityB == "degraded" {
+		which = append(which, "B")
+	}
+	if len(which) == 0 {
+		return ""
+	}
+	verb := "is"
+	if len(which) > 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("! %s %s degraded: a difference may come from the emulator not keeping up, not from what it emulates", strings.Join(which, " and "), verb)
 }
 
 // maxTextFlows bounds the flows WriteText prints.
@@ -280,9 +542,17 @@ func fmtVal(v float64, unit string) string {
 		return "–"
 	}
 	switch unit {
+	case "Gbps":
+		return fmt.Sprintf("%.2f", v/1e9)
 	case "Mbps":
 		return fmt.Sprintf("%.2f", v/1e6)
-	case "us":
+	case "us": // paper-unit delays are often below a µs
+		switch a := math.Abs(v); {
+		case a < 1:
+			return fmt.Sprintf("%.3f", v)
+		case a < 10:
+			return fmt.Sprintf("%.2f", v)
+		}
 		return fmt.Sprintf("%.1f", v)
 	case "%":
 		return fmt.Sprintf("%.1f", v*100)
@@ -296,13 +566,39 @@ func cols(d Diff, unit string) string {
 	return strings.Join([]string{fmtVal(d.A, unit), fmtVal(d.B, unit), fmtVal(d.Abs, unit), fmtRel(d.Rel)}, "\t")
 }
 
-// WriteText prints the comparison as aligned tables: per flow goodput (Mbit/s), RTT
-// p50/p99 and FCT (µs); per port utilisation (%), mean/p50/p99 queue delay (µs) and
-// drops. Each value shows A, B, B − A and the relative difference. Ports idle in both
-// runs are left out.
+// rateUnit is the unit goodput is printed in: Gbit/s when some goodput reaches 10
+// Gbit/s (paper units), Mbit/s otherwise.
+func (c *Comparison) rateUnit() (unit, name string) {
+	big := func(d Diff) bool { return math.Abs(d.A) >= 10e9 || math.Abs(d.B) >= 10e9 }
+	for _, g := range c.Groups {
+		if big(g.Goodput) {
+			return "Gbps", "Gbit/s"
+		}
+	}
+	for _, f := range c.Flows {
+		if big(f.Goodput) {
+			return "Gbps", "Gbit/s"
+		}
+	}
+	return "Mbps", "Mbit/s"
+}
+
+// WriteText prints the comparison: a header with both runs, their time scales and
+// fidelity verdicts and the units (a warning when a run is degraded), then aligned
+// tables: per group and flow goodput (Mbit/s, or Gbit/s in paper units), RTT p50/p99
+// and FCT (µs); per port utilisation (%), mean/p50/p99 queue delay over the samples,
+// mean packet delay (µs) and drops. Each value shows A, B, B − A and the relative
+// difference. Ports idle in both runs are left out.
 func (c *Comparison) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "A = %s, τ=%s, %s\n", c.A, fmtTau(c.TimeScaleA), fidelityText(c.FidelityA, c.FidelityWhyA))
+	fmt.Fprintf(w, "B = %s, τ=%s, %s\n", c.B, fmtTau(c.TimeScaleB), fidelityText(c.FidelityB, c.FidelityWhyB))
+	fmt.Fprintln(w, c.unitsLine())
+	if n := c.degradedNote(); n != "" {
+		fmt.Fprintln(w, n)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "A = %s\nB = %s\n\n", c.A, c.B)
+	ru, rname := c.rateUnit()
 	hdr := func(names ...string) string {
 		var parts []string
 		for _, n := range names {
@@ -318,12 +614,12 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 	}
 	if slow {
-		fmt.Fprintf(tw, "GROUP\t%s\t\n", hdr("GOODPUT Mbit/s", "RTT p99 µs", "SLOWDOWN p50", "SLOWDOWN p99", "FINISHED"))
+		fmt.Fprintf(tw, "GROUP\t%s\t\n", hdr("GOODPUT "+rname, "RTT p99 µs", "SLOWDOWN p50", "SLOWDOWN p99", "FINISHED"))
 	} else {
-		fmt.Fprintf(tw, "GROUP\t%s\t\n", hdr("GOODPUT Mbit/s", "RTT p99 µs"))
+		fmt.Fprintf(tw, "GROUP\t%s\t\n", hdr("GOODPUT "+rname, "RTT p99 µs"))
 	}
 	for _, g := range c.Groups {
-		row := cols(g.Goodput, "Mbps") + "\t" + cols(g.RTTP99, "us")
+		row := cols(g.Goodput, ru) + "\t" + cols(g.RTTP99, "us")
 		if slow {
 			row += "\t" + cols(g.SlowdownP50, "x") + "\t" + cols(g.SlowdownP99, "x") + "\t" + cols(g.FinishedFlow, "")
 		}
@@ -355,7 +651,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	var fcols []column
 	for _, col := range []column{
-		{"GOODPUT Mbit/s", "Mbps", func(f FlowDiff) Diff { return f.Goodput }},
+		{"GOODPUT " + rname, ru, func(f FlowDiff) Diff { return f.Goodput }},
 		{"RTT p50 µs", "us", func(f FlowDiff) Diff { return f.RTTP50 }},
 		{"RTT p99 µs", "us", func(f FlowDiff) Diff { return f.RTTP99 }},
 		{"FCT µs", "us", func(f FlowDiff) Diff { return f.FCT }},
@@ -378,12 +674,12 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", f.Name, f.Group, strings.Join(vals, "\t"))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "PORT\t%s\t\n", hdr("UTIL %", "QDELAY mean µs", "QDELAY p50 µs", "QDELAY p99 µs", "DROPS"))
+	fmt.Fprintf(tw, "PORT\t%s\t\n", hdr("UTIL %", "QDELAY mean µs", "QDELAY p50 µs", "QDELAY p99 µs", "PKT DELAY µs", "DROPS"))
 	for _, q := range c.Queues {
 		if q.Utilisation.A == 0 && q.Utilisation.B == 0 && q.DelayP99.A == 0 && q.DelayP99.B == 0 && q.Drops.A == 0 && q.Drops.B == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Name, cols(q.Utilisation, "%"), cols(q.DelayMean, "us"), cols(q.DelayP50, "us"), cols(q.DelayP99, "us"), cols(q.Drops, ""))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Name, cols(q.Utilisation, "%"), cols(q.DelayMean, "us"), cols(q.DelayP50, "us"), cols(q.DelayP99, "us"), cols(q.PacketDelay, "us"), cols(q.Drops, ""))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -396,5 +692,324 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	only("A", c.OnlyA)
 	only("B", c.OnlyB)
+	return nil
+}
+
+// ResultSet is what one `reef compare` argument names: a single run (a run directory
+// or its summary.json) or an experiment's results directory (`reef run --out DIR`:
+// sweep.json and one run directory per sweep point, "run" when there is no sweep).
+type ResultSet struct {
+	// Path is the directory or file as given.
+	Path string
+	// Experiment is true for an experiment's results directory, even one holding a
+	// single run.
+	Experiment bool
+	// Points are the runs: for a single run one with an empty name; for an experiment
+	// one per sweep point, named by its run directory ("cc=poseidon,M=2,N=2"), in
+	// sweep.json's order (by name when the directory has no sweep.json yet).
+	Points []Point
+}
+
+// Point is one run of a ResultSet.
+type Point struct {
+	Name    string
+	Summary *Summary
+}
+
+// ReadResults reads what path holds: summary.json (a file, or a directory holding
+// one) is a single run; a directory with sweep.json is an experiment's results, each
+// run directory it lists a point; a directory without either whose sub-directories hold
+// summary.json files (an experiment still running, or one interrupted before it wrote
+// sweep.json) is an experiment with those points.
+func ReadResults(path string) (*ResultSet, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if !st.IsDir() || exists(filepath.Join(path, SummaryFile)) {
+		s, err := ReadSummary(path)
+		if err != nil {
+			return nil, err
+		}
+		return &ResultSet{Path: path, Points: []Point{{Summary: s}}}, nil
+	}
+	rs := &ResultSet{Path: path, Experiment: true}
+	if sf := filepath.Join(path, SweepFile); exists(sf) {
+		var sw Sweep
+		if err := readJSON(sf, &sw); err != nil {
+			return nil, err
+		}
+		for _, r := range sw.Runs {
+			s, err := ReadSummary(filepath.Join(path, filepath.FromSlash(r.Dir)))
+			if err != nil {
+				return nil, fmt.Errorf("report: %s lists run %s: %w", sf, r.Dir, err)
+			}
+			rs.Points = append(rs.Points, Point{Name: r.Dir, Summary: s})
+		}
+		if len(rs.Points) == 0 {
+			return nil, fmt.Errorf("report: %s lists no run", sf)
+		}
+		return rs, nil
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	for _, e := range ents { // os.ReadDir sorts by name
+		sub := filepath.Join(path, e.Name())
+		if !e.IsDir() || !exists(filepath.Join(sub, SummaryFile)) {
+			continue
+		}
+		s, err := ReadSummary(sub)
+		if err != nil {
+			return nil, err
+		}
+		rs.Points = append(rs.Points, Point{Name: e.Name(), Summary: s})
+	}
+	if len(rs.Points) == 0 {
+		return nil, fmt.Errorf("report: %s holds no %s, no %s and no run directory with a %s", path, SummaryFile, SweepFile, SummaryFile)
+	}
+	return rs, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// describe says what a result set is, for messages ("an experiment's results directory
+// with 12 sweep points", "one run").
+func (r *ResultSet) describe() string {
+	switch {
+	case !r.Experiment:
+		return "one run"
+	case len(r.Points) == 1:
+		return "an experiment's results directory with one run"
+	}
+	return fmt.Sprintf("an experiment's results directory with %d sweep points", len(r.Points))
+}
+
+// PointComparison is one sweep point of two experiments compared: the comparison of
+// its runs, its largest differences and the limits they exceed.
+type PointComparison struct {
+	Point string `json:"point"`
+	// GoodputDiff is MaxGoodputDiff on GoodputFlow, QueueDelayDiff MaxQueueDelayDiff
+	// on QueuePort (empty when no port was busy in A).
+	GoodputDiff    float64 `json:"max_goodput_diff"`
+	GoodputFlow    string  `json:"max_goodput_diff_flow,omitempty"`
+	QueueDelayDiff float64 `json:"max_queue_delay_diff"`
+	QueuePort      string  `json:"max_queue_delay_diff_port,omitempty"`
+	// Exceeded lists the limits the point exceeds (Comparison.Exceeded).
+	Exceeded   []string    `json:"exceeded,omitempty"`
+	Comparison *Comparison `json:"comparison"`
+}
+
+// MarshalJSON writes an infinite difference (a value that was 0 in A) as null.
+func (p PointComparison) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Point          string      `json:"point"`
+		GoodputDiff    *float64    `json:"max_goodput_diff"`
+		GoodputFlow    string      `json:"max_goodput_diff_flow,omitempty"`
+		QueueDelayDiff *float64    `json:"max_queue_delay_diff"`
+		QueuePort      string      `json:"max_queue_delay_diff_port,omitempty"`
+		Exceeded       []string    `json:"exceeded,omitempty"`
+		Comparison     *Comparison `json:"comparison"`
+	}{p.Point, finite(p.GoodputDiff), p.GoodputFlow, finite(p.QueueDelayDiff), p.QueuePort, p.Exceeded, p.Comparison})
+}
+
+// finite is v, or nil when v is NaN or infinite.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// SweepComparison is experiment results directory B against A, sweep point by sweep
+// point (matched by run directory name).
+type SweepComparison struct {
+	A string `json:"a"`
+	B string `json:"b"`
+	// ExperimentA and ExperimentB name the experiments, BackendA and BackendB their
+	// backends (from their first points).
+	ExperimentA string `json:"experiment_a"`
+	ExperimentB string `json:"experiment_b"`
+	BackendA    string `json:"backend_a"`
+	BackendB    string `json:"backend_b"`
+	Limits      Limits `json:"limits"`
+	// Points are the points of A also in B, in A's order.
+	Points []PointComparison `json:"points"`
+	// OnlyA and OnlyB are the points found on one side only; they are not compared.
+	OnlyA []string `json:"only_a,omitempty"`
+	OnlyB []string `json:"only_b,omitempty"`
+	// Pass is true when no point exceeds a limit and, when a limit is set, every point
+	// was found on both sides (a sweep one side did not finish cannot be vouched for).
+	Pass bool `json:"pass"`
+}
+
+// CompareSweeps compares two experiments' results point by point (Compare on each pair
+// of runs of the same sweep point) and checks each against l. It is an error when a or
+// b is a single run, or when they have no point in common.
+func CompareSweeps(a, b *ResultSet, l Limits) (*SweepComparison, error) {
+	if !a.Experiment || !b.Experiment {
+		return nil, fmt.Errorf("report: A (%s) is %s but B (%s) is %s: compare two runs (run directories or summary.json files) or two experiments' results directories", a.Path, a.describe(), b.Path, b.describe())
+	}
+	sc := &SweepComparison{A: a.Path, B: b.Path, Limits: l, Pass: true,
+		ExperimentA: a.Points[0].Summary.Experiment, ExperimentB: b.Points[0].Summary.Experiment,
+		BackendA: a.Points[0].Summary.Backend, BackendB: b.Points[0].Summary.Backend}
+	inB := map[string]*Summary{}
+	for _, p := range b.Points {
+		inB[p.Name] = p.Summary
+	}
+	inA := map[string]bool{}
+	for _, p := range a.Points {
+		inA[p.Name] = true
+		sb, ok := inB[p.Name]
+		if !ok {
+			sc.OnlyA = append(sc.OnlyA, p.Name)
+			continue
+		}
+		c := Compare(p.Summary, sb)
+		pc := PointComparison{Point: p.Name, Comparison: c, Exceeded: c.Exceeded(l)}
+		pc.GoodputDiff, pc.GoodputFlow = c.MaxGoodputDiff()
+		pc.QueueDelayDiff, pc.QueuePort = c.MaxQueueDelayDiff()
+		sc.Pass = sc.Pass && len(pc.Exceeded) == 0
+		sc.Points = append(sc.Points, pc)
+	}
+	for _, p := range b.Points {
+		if !inA[p.Name] {
+			sc.OnlyB = append(sc.OnlyB, p.Name)
+		}
+	}
+	sc.Pass = sc.Pass && (!l.set() || len(sc.OnlyA)+len(sc.OnlyB) == 0)
+	if len(sc.Points) == 0 {
+		return nil, fmt.Errorf("report: %s and %s have no sweep point in common (A: %s; B: %s)", a.Path, b.Path, strings.Join(sc.OnlyA, " "), strings.Join(sc.OnlyB, " "))
+	}
+	return sc, nil
+}
+
+// Exceeded lists, per point, the limits it exceeds ("cc=swift,M=2,N=4: flow victim's
+// goodput differs by 12.0% (limit 10.0%)") and, when a limit is set, the points one
+// side lacks ("cc=hpcc: only in A, not compared").
+func (s *SweepComparison) Exceeded() []string {
+	var out []string
+	for _, p := range s.Points {
+		for _, e := range p.Exceeded {
+			out = append(out, p.Point+": "+e)
+		}
+	}
+	if s.Limits.set() {
+		for _, n := range s.OnlyA {
+			out = append(out, n+": only in A, not compared")
+		}
+		for _, n := range s.OnlyB {
+			out = append(out, n+": only in B, not compared")
+		}
+	}
+	return out
+}
+
+// WriteText prints one line per compared point (its name, both fidelity verdicts, the
+// largest goodput difference and its flow, the largest mean queue delay difference at a
+// busy port and the port, and the limits' verdict), the points found on one side only,
+// and, when detail is set, each point's full comparison (Comparison.WriteText).
+func (s *SweepComparison) WriteText(w io.Writer, detail bool) error {
+	side := func(dir, exp, backend string) string {
+		return fmt.Sprintf("%s (%s, %s)", dir, exp, backend)
+	}
+	fmt.Fprintf(w, "A = %s\nB = %s\n", side(s.A, s.ExperimentA, s.BackendA), side(s.B, s.ExperimentB, s.BackendB))
+	units := map[string]bool{}
+	for _, p := range s.Points {
+		units[p.Comparison.unitsLine()] = true
+	}
+	if len(units) == 1 {
+		fmt.Fprintln(w, s.Points[0].Comparison.unitsLine())
+	} else {
+		fmt.Fprintln(w, "units differ between points (their time scales do): see each point's header with --detail")
+	}
+	var lim []string
+	if s.Limits.Goodput != nil {
+		lim = append(lim, fmt.Sprintf("goodput %.1f%% per flow", *s.Limits.Goodput*100))
+	}
+	if s.Limits.QueueDelay != nil {
+		lim = append(lim, fmt.Sprintf("mean queue delay %.1f%% per port at least %.0f%% busy in A", *s.Limits.QueueDelay*100, BusyQueueUtilisation*100))
+	}
+	if len(lim) > 0 {
+		fmt.Fprintf(w, "limits: %s\n", strings.Join(lim, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POINT\tFIDELITY A\tFIDELITY B\tGOODPUT Δ\tFLOW\tQDELAY Δ\tPORT\tLIMITS")
+	verdict := func(v string) string {
+		switch v {
+		case "":
+			return "–"
+		case "degraded":
+			return "degraded!"
+		}
+		return v
+	}
+	degraded, exceeded := 0, 0
+	for _, p := range s.Points {
+		c := p.Comparison
+		if c.Degraded() {
+			degraded++
+		}
+		good, flow := "–", "–"
+		if f, ok := c.worstGoodput(); ok {
+			good, flow = fmtRel(f.Goodput.Rel), f.Name
+		}
+		qd, port := "–", "–"
+		if q, ok := c.worstQueueDelay(); ok {
+			qd, port = fmtRel(q.DelayMean.Rel), q.Name
+		}
+		limits := "–"
+		switch {
+		case len(p.Exceeded) > 0:
+			exceeded++
+			var what []string
+			if s.Limits.Goodput != nil && p.GoodputDiff > *s.Limits.Goodput {
+				what = append(what, "goodput")
+			}
+			if s.Limits.QueueDelay != nil && p.QueueDelayDiff > *s.Limits.QueueDelay {
+				what = append(what, "queue delay")
+			}
+			limits = "EXCEEDED: " + strings.Join(what, ", ")
+		case s.Limits.Goodput != nil || s.Limits.QueueDelay != nil:
+			limits = "ok"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Point, verdict(c.FidelityA), verdict(c.FidelityB), good, flow, qd, port, limits)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	only := func(which string, names []string) {
+		if len(names) > 0 {
+			fmt.Fprintf(w, "only in %s (not compared): %s\n", which, strings.Join(names, ", "))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%d points compared", len(s.Points))
+	switch {
+	case exceeded == 1:
+		fmt.Fprint(w, ", 1 exceeds a limit")
+	case exceeded > 1:
+		fmt.Fprintf(w, ", %d exceed a limit", exceeded)
+	}
+	fmt.Fprintln(w)
+	only("A", s.OnlyA)
+	only("B", s.OnlyB)
+	if degraded > 0 {
+		fmt.Fprintf(w, "! %d of %d points have a degraded run (marked !): their differences may come from the emulator not keeping up, not from what it emulates\n", degraded, len(s.Points))
+	}
+	if !detail {
+		return nil
+	}
+	for _, p := range s.Points {
+		fmt.Fprintf(w, "\n== %s ==\n", p.Point)
+		if err := p.Comparison.WriteText(w); err != nil {
+			return err
+		}
+	}
 	return nil
 }

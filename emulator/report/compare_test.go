@@ -109,3 +109,31 @@ func TestCompareTextKeepsTheWorstFlows(t *testing.T) {
 		t.Errorf("text output:\n%s", out)
 	}
 }
+
+// MaxQueueDelayDiff looks at busy ports whose mean queue holds a frame in one run at
+// least: under that, the relative difference is rounding.
+func TestMaxQueueDelayDiffFloor(t *testing.T) {
+	// A queue's mean delay in µs at 100 Gbit/s, and its mean bytes (12.5 KB per µs).
+	q := func(name string, util, usA, usB float64) QueueDiff {
+		return QueueDiff{Name: name, Utilisation: diff(util, util), DelayMean: diff(usA, usB), BytesMean: diff(12500*usA, 12500*usB)}
+	}
+	for _, tc := range []struct {
+		name   string
+		queues []QueueDiff
+		want   float64
+		port   string
+	}{
+		// 0.1 µs at 100 Gbit/s is 1250 B: under a frame in both runs.
+		{"sub-frame queues only", []QueueDiff{q("s1:p1", 0.9, 0.1, 0.05)}, 0, ""},
+		{"a frame in B", []QueueDiff{q("s1:p1", 0.9, 0.1, 0.2)}, 1, "s1:p1"},
+		{"the sub-frame port is left out", []QueueDiff{q("s1:p1", 0.9, 0.08, 0.02), q("s1:p2", 0.9, 2, 2.2)}, 0.1, "s1:p2"},
+		{"idle ports are left out", []QueueDiff{q("s1:p1", 0.2, 5, 10), q("s1:p2", 0.9, 2, 1.8)}, 0.1, "s1:p2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Comparison{Queues: tc.queues}
+			if d, port := c.MaxQueueDelayDiff(); !near(d, tc.want) || port != tc.port {
+				t.Errorf("MaxQueueDelayDiff = %v at %q, want %v at %q", d, port, tc.want, tc.port)
+			}
+		})
+	}
+}

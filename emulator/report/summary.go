@@ -3,7 +3,7 @@
 // runs into one combined report with sweep plots and the checks that compare runs. It
 // sits at the end of the flow: the runner calls Summarize and WriteRun after each run and
 // WriteSweep after the last; `reef report` re-renders a run directory from its raw
-// results (LoadRun) and `reef compare` reads two summaries (ReadSummary).
+// results (LoadRun) and `reef compare` reads two runs or two experiments' results (ReadResults).
 //
 // # Units
 //
@@ -202,6 +202,8 @@ type Queue struct {
 	Port    string  `json:"port"`
 	Peer    string  `json:"peer"`
 	RateBps float64 `json:"rate_bps"`
+	// MTU is the port's MTU in bytes.
+	MTU int `json:"mtu,omitempty"`
 	// Utilisation is the fraction of the port's rate used in the window.
 	Utilisation float64 `json:"utilisation"`
 	// QueueDelayUS and QueueBytes are over the port's samples (time averages);
@@ -704,7 +706,7 @@ func counterAt(ss []results.PortSample, t units.Time, get func(*results.PortSamp
 func (s *Summary) queues(env *expect.Env, from, to units.Time) {
 	for _, pt := range s.in.Run.Ports {
 		q := Queue{Name: pt.Switch + ":" + pt.Name, Switch: pt.Switch, Port: pt.Name, Peer: pt.Peer,
-			RateBps: float64(pt.Rate), Drops: pt.Drops, Marks: pt.Marks, PauseUS: pt.PauseTime.Microseconds()}
+			RateBps: float64(pt.Rate), MTU: portMTU(s.in.Plan, pt.Switch, pt.Port), Drops: pt.Drops, Marks: pt.Marks, PauseUS: pt.PauseTime.Microseconds()}
 		ep := expect.Port{Name: q.Name, PauseTime: pt.PauseTime}
 		var delays, qbytes []float64
 		for _, smp := range pt.Samples {
@@ -743,12 +745,15 @@ func (s *Summary) queues(env *expect.Env, from, to units.Time) {
 	}
 }
 
-// portMTU is the MTU of a switch port from the plan (1500 if unknown).
+// unknownMTU is the MTU assumed for a port whose MTU is not known.
+const unknownMTU = 1500
+
+// portMTU is the MTU of a switch port from the plan (unknownMTU if unknown).
 func portMTU(p *plan.Plan, sw string, port int) int {
 	if s, ok := p.SwitchByName(sw); ok && port >= 0 && port < len(s.Config.Ports) && s.Config.Ports[port].MTU > 0 {
 		return s.Config.Ports[port].MTU
 	}
-	return 1500
+	return unknownMTU
 }
 
 func (s *Summary) fidelity() {
