@@ -27,6 +27,8 @@ type runOptions struct {
 	out     string
 	seed    uint64
 	capture []string
+	// noFigures skips the plots and report.html (reef report draws them later)
+	noFigures bool
 	// dashboard serves the live view on dashAddr
 	dashboard bool
 	dashAddr  string
@@ -53,6 +55,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.StringVar(&ro.out, "out", "", "results directory (default results/<name>-<UTC timestamp>)")
 	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
 	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
+	f.BoolVar(&ro.noFigures, "no-figures", false, "write the results without plots or report.html (draw them later with reef report DIR)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
 	f.StringVar(&ro.dashAddr, "dashboard-addr", dashboard.DefaultAddr, "the live view's address (loopback only)")
 	return c
@@ -70,7 +73,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 		steps = live.progress
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
-		Capture: ro.capture, Progress: steps})
+		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)

@@ -52,6 +52,29 @@ func writeJSON(path string, v any) error {
 // plots/*.png and *.svg, and report.html. run may be nil when the summary already holds
 // it (it always does when it came from Summarize).
 func WriteRun(dir string, s *Summary, run *results.Run) error {
+	if err := WriteRunData(dir, s, run); err != nil {
+		return err
+	}
+	figs, err := s.runFigures()
+	if err != nil {
+		return err
+	}
+	if err := writeFigures(dir, figs); err != nil {
+		return err
+	}
+	page, err := s.html(figs)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// WriteRunData is WriteRun without the plots and report.html (reef run --no-figures):
+// what `reef report` needs to draw them later.
+func WriteRunData(dir string, s *Summary, run *results.Run) error {
 	if s == nil || s.in == nil {
 		return errors.New("report: WriteRun needs a summary made by Summarize")
 	}
@@ -74,24 +97,7 @@ func WriteRun(dir string, s *Summary, run *results.Run) error {
 	if err := writeCSV(dir, run); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, SummaryFile), s); err != nil {
-		return err
-	}
-	figs, err := s.runFigures()
-	if err != nil {
-		return err
-	}
-	if err := writeFigures(dir, figs); err != nil {
-		return err
-	}
-	page, err := s.html(figs)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
+	return writeJSON(filepath.Join(dir, SummaryFile), s)
 }
 
 func writeCSV(dir string, run *results.Run) (err error) {
@@ -252,7 +258,13 @@ type SweepRun struct {
 // plots/ and report.html linking every run's own report. Each run should already be
 // written (WriteRun) in its Dir. Checks that compare runs are evaluated here; the
 // returned Sweep says whether every check held.
-func WriteSweep(dir string, runs []RunEntry) (*Sweep, error) {
+func WriteSweep(dir string, runs []RunEntry) (*Sweep, error) { return writeSweep(dir, runs, true) }
+
+// WriteSweepData is WriteSweep without the sweep plots and report.html: sweep.json only
+// (reef run --no-figures; `reef report` draws them later).
+func WriteSweepData(dir string, runs []RunEntry) (*Sweep, error) { return writeSweep(dir, runs, false) }
+
+func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("report: a sweep needs at least one run")
 	}
@@ -289,6 +301,9 @@ func WriteSweep(dir string, runs []RunEntry) (*Sweep, error) {
 	}
 	if err := writeJSON(filepath.Join(dir, SweepFile), w); err != nil {
 		return nil, err
+	}
+	if !figures {
+		return w, nil
 	}
 	figs, err := sweepFigures(sums)
 	if err != nil {

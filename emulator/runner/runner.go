@@ -48,6 +48,9 @@ type Options struct {
 	Progress Progress
 	// Now gives the time for the default directory name (time.Now when nil).
 	Now func() time.Time
+	// NoFigures writes each run's data (summaries, raw results, time series) but no
+	// plots or report.html; `reef report DIR` draws them later.
+	NoFigures bool
 }
 
 // Progress is told what the runner is doing.
@@ -123,6 +126,10 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
+	writeRun, writeSweep := report.WriteRun, report.WriteSweep
+	if opts.NoFigures {
+		writeRun, writeSweep = report.WriteRunData, report.WriteSweepData
+	}
 	out := &Outcome{Dir: dir, Pass: true}
 	var entries []report.RunEntry
 	for i, r := range runs {
@@ -157,7 +164,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
 		}
 		// summary.json, results.json, input.json, time series, plots and report.html
-		if err := report.WriteRun(sub, s, res); err != nil {
+		if err := writeRun(sub, s, res); err != nil {
 			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
 		}
 		out.Summaries = append(out.Summaries, s)
@@ -171,7 +178,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 			for _, s := range out.Summaries {
 				out.Results = append(out.Results, s.Expectations...)
 			}
-			if _, err := report.WriteSweep(dir, entries); err != nil {
+			if _, err := writeSweep(dir, entries); err != nil {
 				return out, errors.Join(runErr, err)
 			}
 			return out, fmt.Errorf("runner: interrupted during %s; what was measured is in %s: %w", r.Scenario.Name, dir, runErr)
@@ -179,7 +186,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	}
 	// The combined report evaluates every check over the sweep, including those that
 	// compare runs (convergence_time(poseidon) * 3 <= convergence_time(swift)).
-	sw, err := report.WriteSweep(dir, entries)
+	sw, err := writeSweep(dir, entries)
 	if err != nil {
 		return out, fmt.Errorf("runner: %w", err)
 	}

@@ -80,6 +80,40 @@ func TestRunWritesResultsAndVerdicts(t *testing.T) {
 	}
 }
 
+// With NoFigures a run writes its data and verdicts but no plots or report.html, and
+// `reef report DIR` (report.RenderDir) draws them afterwards with the same verdicts.
+func TestRunNoFiguresDrawsLater(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	o, err := Run(context.Background(), write(t, dir, tiny), Options{Backend: "sim", OutDir: out, NoFigures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := []string{"report.html", "plots", "M=1/report.html", "M=1/plots"}
+	for _, f := range []string{"sweep.json", "M=1/summary.json", "M=1/results.json", "M=2/flows.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	for _, f := range pages {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			t.Errorf("%s written although figures were off", f)
+		}
+	}
+	pass, err := report.RenderDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pass != o.Pass {
+		t.Errorf("drawn later: pass %v, the run said %v", pass, o.Pass)
+	}
+	for _, f := range pages {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("reef report did not draw %s: %v", f, err)
+		}
+	}
+}
+
 // wallRe matches the fields that measure wall time, the only ones allowed to differ.
 var wallRe = regexp.MustCompile(`"wall_time(_us)?": [^,\n]+`)
 
