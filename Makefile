@@ -37,12 +37,18 @@ CORES := ./units/... ./wire/... ./cc/... ./switchd ./hostd ./hostd/transport ./h
 
 # The paper reproductions on sim execute only core code and take minutes: they run
 # without the race detector (the runner's own tests run under it).
-REPRO := TestReproductionsOnSim|TestTimelyIncastOnSim
+REPRO := TestReproductionsOnSim|TestReproductionsOnSimWithDelaysMoved|TestTimelyIncastOnSim
+
+# The packages that run labs of real daemons (netns, Docker) measure how well the machine
+# keeps the emulated schedule: they run last, one package at a time, so that no other
+# test competes with their daemons for the CPU.
+LABS := ./emulator/netns ./emulator/docker
 
 unit:
 	$(GO) test -count=1 -timeout 30m $(CORES)
 	REEF_EXPERIMENTS=1 $(GO) test -count=1 -timeout 30m -run '^($(REPRO))$$' ./emulator/runner
-	$(GO) test -race -count=1 -timeout 30m -skip '^($(REPRO))$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES))")
+	$(GO) test -race -count=1 -timeout 30m -skip '^($(REPRO))$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES) $(LABS))")
+	$(GO) test -race -count=1 -p 1 -timeout 60m $(LABS)
 
 # test is what CI runs: install prerequisites, build, lint, then every test with the race
 # detector (integration tests need root; in CI a missing prerequisite fails them).
