@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"reef/emulator/plan"
+	"reef/switchd"
 	"reef/units"
 )
 
@@ -349,7 +350,7 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 	// Spinning the last 50 µs before each release takes the timer's wakeup latency
 	// (30–70 µs here) out of the RTT.
 	lab := up(t, p, Options{SwitchdArgs: []string{"--stats-interval", "200ms", "--spin", "50us"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	// ping -s 56: 84-byte IP packets in 98-byte frames, serialised at s1→s2 and s2→h2
@@ -361,11 +362,22 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 	}
 	ser := 2 * ((100 * units.Mbps).TxTime(frame) + units.Gbps.TxTime(frame))
 	want := 2*prop + ser
-	rtts := pingRTTs(t, ctx, lab, "h1", "h2", 30, "0.05")
-	med := rtts[len(rtts)/2]
-	t.Logf("idle RTT: median %v, min %v, max %v; want %v (2×%v + %v)", med, rtts[0], rtts[len(rtts)-1], want, prop, ser)
-	if d := med - want; d.Seconds() < 0 || float64(d) > 0.05*float64(want)+float64(50*units.Microsecond) {
-		t.Errorf("median RTT %v is not within 5%% + 50µs above %v", med, want)
+	// Other work on the machine (these are VMs on shared hosts) can stall a daemon or a
+	// host's kernel, which only ever adds to an RTT, for a while; an error of the
+	// emulator's own is there every time. So each RTT gets up to three tries of 30 pings,
+	// and one try's median must be within the bound.
+	const tries = 3
+	idleOK := false
+	for i := 1; i <= tries && !idleOK; i++ {
+		rtts := pingRTTs(t, ctx, lab, "h1", "h2", 30, "0.05")
+		med := rtts[len(rtts)/2]
+		d := med - want
+		idleOK = d.Seconds() >= 0 && float64(d) <= 0.05*float64(want)+float64(50*units.Microsecond)
+		t.Logf("idle RTT, try %d: median %v, min %v, max %v; want %v (2×%v + %v) + at most 5%% + 50µs; %s",
+			i, med, rtts[0], rtts[len(rtts)-1], want, prop, ser, lateness(t, lab))
+	}
+	if !idleOK {
+		t.Errorf("no try's median idle RTT was within 5%% + 50µs above %v", want)
 	}
 
 	// Keep the s1→s2 queue full with UDP at twice its rate (1514-byte frames sent from
@@ -380,21 +392,43 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	done := make(chan int)
-	go func() { done <- pacedBlast(fd, blastFrame(p, 1514), 200*units.Mbps, 3*time.Second) }()
-	time.Sleep(500 * time.Millisecond)
-	loaded := pingRTTs(t, ctx, lab, "h1", "h2", 30, "0.05")
-	t.Logf("blaster sent %d frames in 3s", <-done)
 	buf := p.Links[portLink(p)].Buffer
 	qdelay := (100 * units.Mbps).TxTime(buf)
-	lmed := loaded[len(loaded)/2]
-	t.Logf("loaded RTT: median %v (%d replies), min %v, max %v; want ≈ %v + %v (a full %v buffer at 100 Mbit/s)",
-		lmed, len(loaded), loaded[0], loaded[len(loaded)-1], want, qdelay, buf)
-	st := readReport(t, lab, "s1").Ports[portTo(t, p, "s1", "s2")]
-	t.Logf("s1→s2 max queue %v, drops %v", st.MaxQueueBytes, st.Drops)
-	if d := lmed - (want + qdelay); math.Abs(float64(d)) > 0.05*float64(want+qdelay)+float64(50*units.Microsecond) {
-		t.Errorf("loaded median RTT %v is not within 5%% + 50µs of %v", lmed, want+qdelay)
+	loadedOK := false
+	for i := 1; i <= tries && !loadedOK; i++ {
+		done := make(chan int)
+		go func() { done <- pacedBlast(fd, blastFrame(p, 1514), 200*units.Mbps, 3*time.Second) }()
+		time.Sleep(500 * time.Millisecond)
+		loaded := pingRTTs(t, ctx, lab, "h1", "h2", 30, "0.05")
+		sent := <-done
+		lmed := loaded[len(loaded)/2]
+		d := lmed - (want + qdelay)
+		loadedOK = math.Abs(float64(d)) <= 0.05*float64(want+qdelay)+float64(50*units.Microsecond)
+		st := readReport(t, lab, "s1").Ports[portTo(t, p, "s1", "s2")]
+		t.Logf("loaded RTT, try %d: median %v (%d replies), min %v, max %v; want ≈ %v + %v (a full %v buffer at 100 Mbit/s); "+
+			"blaster sent %d frames in 3s; s1→s2 max queue %v, drops %v; %s",
+			i, lmed, len(loaded), loaded[0], loaded[len(loaded)-1], want, qdelay, buf, sent, st.MaxQueueBytes, st.Drops, lateness(t, lab))
 	}
+	if !loadedOK {
+		t.Errorf("no try's median loaded RTT was within 5%% + 50µs of %v", want+qdelay)
+	}
+}
+
+// lateness describes the switches' release lateness so far, which says whether the
+// machine let them keep the schedule.
+func lateness(t *testing.T, lab *Lab) string {
+	t.Helper()
+	var out []string
+	for _, sw := range []string{"s1", "s2"} {
+		var worst switchd.Lateness
+		for _, pt := range readReport(t, lab, sw).Ports {
+			if pt.Lateness.P99 > worst.P99 {
+				worst = pt.Lateness
+			}
+		}
+		out = append(out, fmt.Sprintf("%s release lateness p50 %v p99 %v max %v", sw, worst.P50, worst.P99, worst.Max))
+	}
+	return strings.Join(out, ", ")
 }
 
 // portLink returns the index of the s1–s2 link.
