@@ -133,7 +133,7 @@ func Compare(a, b *Summary) *Comparison {
 	c := &Comparison{A: label(a), B: label(b), Units: EmulatorUnits,
 		TimeScaleA: a.timeScale(), TimeScaleB: b.timeScale(),
 		FidelityA: a.Fidelity.Verdict, FidelityB: b.Fidelity.Verdict,
-		FidelityWhyA: degradedWhy(a.Fidelity), FidelityWhyB: degradedWhy(b.Fidelity)}
+		FidelityWhyA: DegradedWhy(a.Fidelity), FidelityWhyB: DegradedWhy(b.Fidelity)}
 	if c.TimeScaleA != c.TimeScaleB {
 		a, b = a.InPaperUnits(), b.InPaperUnits()
 		c.Units = PaperUnits
@@ -312,8 +312,8 @@ func (s *Summary) InPaperUnits() *Summary {
 	return &c
 }
 
-// degradedWhy says what made a degraded run degraded ("" when it is not).
-func degradedWhy(f Fidelity) string {
+// DegradedWhy says what made a run with this fidelity degraded ("" when it is not).
+func DegradedWhy(f Fidelity) string {
 	if f.Verdict != "degraded" {
 		return ""
 	}
@@ -324,6 +324,13 @@ func degradedWhy(f Fidelity) string {
 			at = " at " + f.WorstPort
 		}
 		why = append(why, fmt.Sprintf("p99 schedule skew %.3g× what it may be%s", f.SkewRatio, at))
+	}
+	if f.LateRatio > 1 {
+		at := ""
+		if f.LatePort != "" {
+			at = " at " + f.LatePort
+		}
+		why = append(why, fmt.Sprintf("p99 release lateness %.3g× what it may be%s", f.LateRatio, at))
 	}
 	if f.StaleTimers > 0 {
 		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))

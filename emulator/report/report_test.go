@@ -167,9 +167,11 @@ func TestSummarize(t *testing.T) {
 	if f.LatenessP50US != 50 || f.LatenessP99US != 200 || !near(f.RelativeP99, float64(200*us)/float64(pkt)) || f.WorstPort != "s1:p3" {
 		t.Errorf("fidelity = %+v (packet time %v)", f, pkt)
 	}
-	// Lateness alone, with no skew, leaves the computed schedule intact.
-	if f.Verdict != "ok" || f.SkewP99US != 0 {
-		t.Errorf("verdict %q with skew p99 %v µs, want ok with none", f.Verdict, f.SkewP99US)
+	// No skew, but a p99 lateness of 1.7 packet times, more than a tenth of any flow's
+	// base RTT here: degraded.
+	if f.SkewP99US != 0 || f.Verdict != "degraded" || f.LatePort != "s1:p3" || !near(f.LateRatio, float64(200*us)/float64(pkt)) {
+		t.Errorf("verdict %q (late %.3g× at %q) with skew p99 %v µs, want degraded, late %.3g× at s1:p3, no skew",
+			f.Verdict, f.LateRatio, f.LatePort, f.SkewP99US, float64(200*us)/float64(pkt))
 	}
 	// Expectations: hpcc-only is not selected.
 	got := map[string]expect.Result{}
@@ -512,44 +514,47 @@ func FuzzParseRunName(f *testing.F) {
 	})
 }
 
-// Skew decides the verdict, a host daemon's like a switch port's, each against what it
-// may have; lateness is only reported.
-func TestFidelityVerdictFromSkew(t *testing.T) {
+// Skew and release lateness decide the verdict, a host daemon's like a switch port's,
+// each against what it may have.
+func TestFidelityVerdict(t *testing.T) {
 	p := testPlan(t)
 	tests := []struct {
-		name     string
-		portSkew float64 // p99 in the port's packet times
-		hostSkew float64 // p99 in what the host may have
-		worst    string
-		verdict  string
-		ratio    float64
+		name               string
+		portSkew, portLate float64 // p99s in what the port may have
+		hostSkew, hostLate float64 // p99s in what the host may have
+		worst, latePort    string
+		verdict            string
+		ratio, lateRatio   float64
 	}{
-		{"late but not skewed", 0, 0, "h1:nic", "ok", 0},
-		{"port skewed under a packet", 0.5, 0, "s1:p3", "ok", 0.5},
-		{"host skewed under its bound", 0, 0.8, "h1:nic", "ok", 0.8},
-		{"host skewed twice its bound", 0, 2, "h1:nic", "degraded", 2},
-		{"port skewed three packets", 3, 2, "s1:p3", "degraded", 3},
-		{"a stale timer", 0, 0, "h1:nic", "degraded", 0},
+		{"late under the bounds, not skewed", 0, 0.5, 0, 0.9, "h1:nic", "h1:nic", "ok", 0, 0.9},
+		{"port skewed under a packet", 0.5, 0.5, 0, 0.5, "s1:p3", "s1:p3", "ok", 0.5, 0.5},
+		{"host skewed under its bound", 0, 0.2, 0.8, 0.5, "h1:nic", "h1:nic", "ok", 0.8, 0.5},
+		{"host skewed twice its bound", 0, 0.2, 2, 0.5, "h1:nic", "h1:nic", "degraded", 2, 0.5},
+		{"port skewed three packets", 3, 0.2, 2, 0.5, "s1:p3", "h1:nic", "degraded", 3, 0.5},
+		{"port late twice its bound", 0, 2, 0, 0.5, "s1:p3", "s1:p3", "degraded", 0, 2},
+		{"host late 1.5 times its bound", 0, 0.2, 0, 1.5, "h1:nic", "h1:nic", "degraded", 0, 1.5},
+		{"a stale timer", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
 	}
 	sw, _ := p.SwitchByName("s1")
 	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
 	// h1 sends to h3 and receives from it: a tenth of that base RTT, or one 1500-byte
-	// packet at the host's rate if that is more.
+	// packet at the host's rate if that is more. A port may be late by a tenth of the
+	// run's shortest base RTT (h2 to h4 is the same) or a packet time.
 	base, err := p.BaseRTT("h1", "h3", 1500)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hostMay := max(rate.TxTime(1500), base/10)
+	portMay := max(pkt, base/10)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			portSkew := units.Time(tc.portSkew * float64(pkt))
-			hostSkew := units.Time(tc.hostSkew * float64(hostMay))
+			at := func(x float64, may units.Time) units.Time { return units.Time(x * float64(may)) }
 			sc, run := testRun("exp", 1, 1)
-			run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: 2 * us, Max: 3 * us}
-			run.Ports[0].Skew = results.Lateness{Count: 10, P99: portSkew, Max: portSkew}
+			run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: at(tc.portLate, portMay), Max: at(tc.portLate, portMay)}
+			run.Ports[0].Skew = results.Lateness{Count: 10, P99: at(tc.portSkew, pkt), Max: at(tc.portSkew, pkt)}
 			run.Hosts = []results.Host{{Name: "h1", Rate: rate,
-				Lateness: results.Lateness{Count: 5, P50: 100 * us, P99: 240 * us, Max: 250 * us},
-				Skew:     results.Lateness{Count: 5, P99: hostSkew, Max: hostSkew}}}
+				Lateness: results.Lateness{Count: 5, P50: us, P99: at(tc.hostLate, hostMay), Max: at(tc.hostLate, hostMay)},
+				Skew:     results.Lateness{Count: 5, P99: at(tc.hostSkew, hostMay), Max: at(tc.hostSkew, hostMay)}}}
 			if tc.name == "a stale timer" {
 				run.Hosts[0].StaleTimers = 1
 			}
@@ -558,9 +563,9 @@ func TestFidelityVerdictFromSkew(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := s.Fidelity
-			if f.WorstPort != tc.worst || f.Frames != 15 || math.Abs(f.SkewRatio-tc.ratio) > 1e-6 || f.LatenessP99US != 240 ||
-				!near(f.RelativeP99, 2) || f.Verdict != tc.verdict {
-				t.Errorf("fidelity = %+v (host may have %v)", f, hostMay)
+			if f.WorstPort != tc.worst || f.LatePort != tc.latePort || f.Frames != 15 || math.Abs(f.SkewRatio-tc.ratio) > 1e-6 ||
+				math.Abs(f.LateRatio-tc.lateRatio) > 1e-6 || f.Verdict != tc.verdict {
+				t.Errorf("fidelity = %+v (port may have %v, host %v)", f, portMay, hostMay)
 			}
 		})
 	}
