@@ -29,6 +29,8 @@ type runOptions struct {
 	capture []string
 	// noFigures skips the plots and report.html (reef report draws them later)
 	noFigures bool
+	// retryDegraded is how many more times a degraded run is run again
+	retryDegraded int
 	// dashboard serves the live view on dashAddr
 	dashboard bool
 	dashAddr  string
@@ -56,12 +58,16 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
 	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
 	f.BoolVar(&ro.noFigures, "no-figures", false, "write the results without plots or report.html (draw them later with reef report DIR)")
+	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
 	f.StringVar(&ro.dashAddr, "dashboard-addr", dashboard.DefaultAddr, "the live view's address (loopback only)")
 	return c
 }
 
 func runRun(ctx context.Context, ro *runOptions, path string) error {
+	if ro.retryDegraded < 0 {
+		return &exitError{code: 2, err: fmt.Errorf("--retry-degraded %d: want 0 or more", ro.retryDegraded)}
+	}
 	prog := newProgress(os.Stderr, isTTY(os.Stderr))
 	var steps runner.Progress = prog
 	var live *liveView
@@ -73,7 +79,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 		steps = live.progress
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
-		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures})
+		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures, RetryDegraded: ro.retryDegraded})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)

@@ -29,6 +29,10 @@ const (
 	maxEmulationError = 0.10
 	maxSeedSpread     = 0.03
 	simSeeds          = 3
+	// netnsRetries is how many more times a netns run whose fidelity is degraded runs
+	// (reef run --retry-degraded): these VMs share their hosts, whose other work comes
+	// and goes.
+	netnsRetries = 1
 )
 
 // TestReproductionsOnNetns runs every reproduction (issue 7) on real namespaces, with
@@ -42,7 +46,8 @@ func TestReproductionsOnNetns(t *testing.T) {
 		"oscar-convergence", "mswift-spraying", "timely-incast", "websearch-fct"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "experiments", name+".yaml")
-			o, err := runner.Run(context.Background(), file, runner.Options{Backend: BackendName, OutDir: t.TempDir(), NoFigures: true})
+			o, err := runner.Run(context.Background(), file, runner.Options{Backend: BackendName, OutDir: t.TempDir(), NoFigures: true,
+				RetryDegraded: netnsRetries})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,8 +60,9 @@ func TestReproductionsOnNetns(t *testing.T) {
 				}
 				ok[key(s.Vars)] = v == "ok"
 				allOK = allOK && v == "ok"
-				t.Logf("run %s: fidelity %s (skew %.2f× what %s may have, %d stale timers; lateness p50 %.0fµs p99 %.0fµs)",
-					s.Run, v, s.Fidelity.SkewRatio, s.Fidelity.WorstPort, s.Fidelity.StaleTimers, s.Fidelity.LatenessP50US, s.Fidelity.LatenessP99US)
+				t.Logf("run %s: fidelity %s after %d attempt(s) (skew %.2f× what %s may have, %d stale timers; lateness p50 %.0fµs p99 %.0fµs, %.2f× what %s may have)",
+					s.Run, v, max(s.Attempts, 1), s.Fidelity.SkewRatio, s.Fidelity.WorstPort, s.Fidelity.StaleTimers,
+					s.Fidelity.LatenessP50US, s.Fidelity.LatenessP99US, s.Fidelity.LateRatio, s.Fidelity.LatePort)
 			}
 			if len(o.Summaries) == 0 {
 				t.Fatal("no run completed")

@@ -20,6 +20,9 @@ type Run struct {
 	// Hosts are the host daemons' own release lateness (real backends only; sim
 	// hosts are never late).
 	Hosts []Host `json:"hosts,omitempty"`
+	// Attempts is how many times the runner ran this point to get these results (more
+	// than 1 when it retried runs whose fidelity was degraded); 0 means 1.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Host is one host daemon's fidelity record.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,11 @@ type Options struct {
 	// NoFigures writes each run's data (summaries, raw results, time series) but no
 	// plots or report.html; `reef report DIR` draws them later.
 	NoFigures bool
+	// RetryDegraded is how many more times a run whose fidelity verdict is degraded is
+	// run again (the same point and seed) before its results are kept as they are; the
+	// machine may have been busy with other work. The results of the last attempt are
+	// kept and say how many attempts there were.
+	RetryDegraded int
 }
 
 // Progress is told what the runner is doing.
@@ -148,21 +154,45 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 			ob.Plan(i, r.Plan)
 			ro.Observe = ob.Observe
 		}
-		res, runErr := be.Run(ctx, r.Plan, r.Scenario, ro)
-		interrupted := runErr != nil && ctx.Err() != nil
-		if runErr != nil && !interrupted || res == nil {
-			if runErr == nil {
-				runErr = errors.New("backend returned no results")
+		var (
+			res    *results.Run
+			s      *report.Summary
+			runErr error
+		)
+		for attempt := 1; ; attempt++ {
+			res, runErr = be.Run(ctx, r.Plan, r.Scenario, ro)
+			if runErr != nil && ctx.Err() == nil || res == nil {
+				if runErr == nil {
+					runErr = errors.New("backend returned no results")
+				}
+				if opts.Progress != nil {
+					opts.Progress.Done(i, nil, runErr)
+				}
+				return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, runErr)
+			}
+			res.Attempts = attempt
+			var err error
+			if s, err = summarize(x, r, res); err != nil {
+				return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
+			}
+			// runErr here means Ctrl-C: keep what this attempt measured.
+			if runErr != nil || s.Fidelity.Verdict != "degraded" || attempt > opts.RetryDegraded {
+				break
+			}
+			slog.Info("run degraded, running it again", "run", r.Scenario.Name, "attempt", attempt,
+				"why", report.DegradedWhy(s.Fidelity))
+			// The next attempt writes its own captures and series; none of this one's stay.
+			if err := os.RemoveAll(sub); err != nil {
+				return out, fmt.Errorf("runner: %w", err)
+			}
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return out, fmt.Errorf("runner: %w", err)
 			}
 			if opts.Progress != nil {
-				opts.Progress.Done(i, nil, runErr)
+				opts.Progress.Start(i, len(runs), fmt.Sprintf("%s (attempt %d)", r.Scenario.Name, attempt+1))
 			}
-			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, runErr)
 		}
-		s, err := summarize(x, r, res)
-		if err != nil {
-			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
-		}
+		interrupted := runErr != nil
 		// summary.json, results.json, input.json, time series, plots and report.html
 		if err := writeRun(sub, s, res); err != nil {
 			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +12,11 @@ import (
 	"testing"
 
 	_ "reef/cc/swift"
+	"reef/emulator"
+	"reef/emulator/plan"
 	"reef/emulator/report"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
 	_ "reef/emulator/sim/simbackend"
 	"reef/units"
 )
@@ -208,3 +213,82 @@ func (c *cancelAt) Update(reached, _ units.Time) {
 	}
 }
 func (c *cancelAt) Done(int, *report.Summary, error) {}
+
+// With RetryDegraded a point whose fidelity was degraded runs again, and the results
+// kept are the last attempt's, which say how many there were; without it the degraded
+// run is kept as it is.
+func TestRetryDegraded(t *testing.T) {
+	for i, tc := range []struct {
+		retries  int
+		verdict  string
+		attempts int // in summary.json: omitted (0) when the point ran once
+	}{{0, "degraded", 0}, {1, "ok", 2}, {3, "ok", 2}} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out")
+		be := &busyBackend{name: fmt.Sprintf("sim-busy-%d", i), runs: map[string]int{}}
+		emulator.Register(be)
+		o, err := Run(context.Background(), write(t, dir, tiny), Options{Backend: be.name, OutDir: out, NoFigures: true,
+			RetryDegraded: tc.retries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range o.Summaries {
+			if s.Fidelity.Verdict != tc.verdict || s.Attempts != tc.attempts {
+				t.Errorf("retries %d, %s: verdict %s after %d attempts, want %s after %d (%s)",
+					tc.retries, s.Run, s.Fidelity.Verdict, s.Attempts, tc.verdict, tc.attempts, report.DegradedWhy(s.Fidelity))
+			}
+		}
+		started := 0
+		for _, sub := range []string{"M=1", "M=2"} {
+			_, err := os.Stat(filepath.Join(out, sub, busyMark))
+			if kept := err == nil; kept != (tc.retries == 0) {
+				t.Errorf("retries %d: the degraded attempt's file kept: %v", tc.retries, kept)
+			}
+			b, err := os.ReadFile(filepath.Join(out, sub, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(b), `"attempts": 2`); got != (tc.attempts == 2) {
+				t.Errorf("retries %d: summary.json says attempts 2: %v", tc.retries, got)
+			}
+		}
+		for _, n := range be.runs {
+			started += n
+		}
+		if want := 2 + min(tc.retries, 1)*2; started != want {
+			t.Errorf("retries %d: %d runs, want %d", tc.retries, started, want)
+		}
+	}
+}
+
+// busyMark is the file busyBackend leaves in a degraded attempt's directory.
+const busyMark = "busy-attempt"
+
+// busyBackend is the sim as a machine busy with other work would leave a real backend
+// on a point's first run: h1's daemon released its frames 10 ms late at p99, far more
+// than the tiny lab's RTT allows. Later runs of the point are the sim's own.
+type busyBackend struct {
+	name string
+	runs map[string]int // runs per scenario
+}
+
+func (b *busyBackend) Name() string { return b.name }
+
+func (b *busyBackend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
+	sim, err := emulator.Lookup("sim")
+	if err != nil {
+		return nil, err
+	}
+	res, err := sim.Run(ctx, p, sc, opts)
+	if err != nil {
+		return res, err
+	}
+	if b.runs[sc.Name]++; b.runs[sc.Name] == 1 {
+		res.Hosts = append(res.Hosts, results.Host{Name: "h1", Rate: 100 * units.Gbps,
+			Lateness: results.Lateness{Count: 1000, P50: units.Microsecond, P99: 10 * units.Millisecond, Max: 10 * units.Millisecond}})
+		if err := os.WriteFile(filepath.Join(opts.OutDir, busyMark), nil, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
