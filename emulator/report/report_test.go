@@ -167,8 +167,8 @@ func TestSummarize(t *testing.T) {
 	if f.LatenessP50US != 50 || f.LatenessP99US != 200 || !near(f.RelativeP99, float64(200*us)/float64(pkt)) || f.WorstPort != "s1:p3" {
 		t.Errorf("fidelity = %+v (packet time %v)", f, pkt)
 	}
-	// No skew, but a p99 lateness of 1.7 packet times, more than a tenth of any flow's
-	// base RTT here: degraded.
+	// No skew, but a p99 lateness of 1.7 packet times, more than a packet time and a
+	// quarter of any flow's base RTT here: degraded.
 	if f.SkewP99US != 0 || f.Verdict != "degraded" || f.LatePort != "s1:p3" || !near(f.LateRatio, float64(200*us)/float64(pkt)) {
 		t.Errorf("verdict %q (late %.3g× at %q) with skew p99 %v µs, want degraded, late %.3g× at s1:p3, no skew",
 			f.Verdict, f.LateRatio, f.LatePort, f.SkewP99US, float64(200*us)/float64(pkt))
@@ -521,7 +521,7 @@ func TestFidelityVerdict(t *testing.T) {
 	tests := []struct {
 		name               string
 		portSkew, portLate float64 // p99s in what the port may have
-		hostSkew, hostLate float64 // p99s in what the host may have
+		hostSkew, hostLate float64 // p99s in what the host may have of each
 		worst, latePort    string
 		verdict            string
 		ratio, lateRatio   float64
@@ -537,15 +537,17 @@ func TestFidelityVerdict(t *testing.T) {
 	}
 	sw, _ := p.SwitchByName("s1")
 	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
-	// h1 sends to h3 and receives from it: a tenth of that base RTT, or one 1500-byte
-	// packet at the host's rate if that is more. A port may be late by a tenth of the
-	// run's shortest base RTT (h2 to h4 is the same) or a packet time.
+	// h1 sends to h3 and receives from it: its skew may reach a tenth of that base RTT,
+	// its lateness a quarter, or one 1500-byte packet at the host's rate if that is
+	// more. A port may be late by a quarter of the run's shortest base RTT (h2 to h4 is
+	// the same) or a packet time.
 	base, err := p.BaseRTT("h1", "h3", 1500)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hostMay := max(rate.TxTime(1500), base/10)
-	portMay := max(pkt, base/10)
+	lateMay := max(rate.TxTime(1500), base/4)
+	portMay := max(pkt, base/4)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			at := func(x float64, may units.Time) units.Time { return units.Time(x * float64(may)) }
@@ -553,7 +555,7 @@ func TestFidelityVerdict(t *testing.T) {
 			run.Ports[0].Lateness = results.Lateness{Count: 10, P50: us, P99: at(tc.portLate, portMay), Max: at(tc.portLate, portMay)}
 			run.Ports[0].Skew = results.Lateness{Count: 10, P99: at(tc.portSkew, pkt), Max: at(tc.portSkew, pkt)}
 			run.Hosts = []results.Host{{Name: "h1", Rate: rate,
-				Lateness: results.Lateness{Count: 5, P50: us, P99: at(tc.hostLate, hostMay), Max: at(tc.hostLate, hostMay)},
+				Lateness: results.Lateness{Count: 5, P50: us, P99: at(tc.hostLate, lateMay), Max: at(tc.hostLate, lateMay)},
 				Skew:     results.Lateness{Count: 5, P99: at(tc.hostSkew, hostMay), Max: at(tc.hostSkew, hostMay)}}}
 			if tc.name == "a stale timer" {
 				run.Hosts[0].StaleTimers = 1
@@ -565,7 +567,7 @@ func TestFidelityVerdict(t *testing.T) {
 			f := s.Fidelity
 			if f.WorstPort != tc.worst || f.LatePort != tc.latePort || f.Frames != 15 || math.Abs(f.SkewRatio-tc.ratio) > 1e-6 ||
 				math.Abs(f.LateRatio-tc.lateRatio) > 1e-6 || f.Verdict != tc.verdict {
-				t.Errorf("fidelity = %+v (port may have %v, host %v)", f, portMay, hostMay)
+				t.Errorf("fidelity = %+v (port may be late %v, host skewed %v, late %v)", f, portMay, hostMay, lateMay)
 			}
 		})
 	}
