@@ -479,7 +479,7 @@ func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 		}
 		rate := r.jobs[hp.name].Host.Rate
 		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness, Skew: o.Skew,
-			StaleTimers: int64(o.Stats.StaleTimers)})
+			StaleTimers: int64(o.Stats.StaleTimers), Stalled: o.Driver.ResumedTime})
 	}
 	for _, f := range r.sc.Flows {
 		rf, ok := flows[f.ID]

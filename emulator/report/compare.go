@@ -332,6 +332,9 @@ func DegradedWhy(f Fidelity) string {
 		}
 		why = append(why, fmt.Sprintf("p99 release lateness %.3g× what it may be%s", f.LateRatio, at))
 	}
+	if f.StallFraction > MaxStallFraction {
+		why = append(why, fmt.Sprintf("%s's daemon stalled for %.1f%% of the run", f.StallHost, 100*f.StallFraction))
+	}
 	if f.StaleTimers > 0 {
 		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
 	}

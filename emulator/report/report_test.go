@@ -534,7 +534,10 @@ func TestFidelityVerdict(t *testing.T) {
 		{"port late twice its bound", 0, 2, 0, 0.5, "s1:p3", "s1:p3", "degraded", 0, 2},
 		{"host late 1.5 times its bound", 0, 0.2, 0, 1.5, "h1:nic", "h1:nic", "degraded", 0, 1.5},
 		{"a stale timer", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
+		{"a host stalled 1.5% of the run", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "ok", 0, 0.5},
+		{"a host stalled 3% of the run", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
 	}
+	stalled := map[string]float64{"a host stalled 1.5% of the run": 0.015, "a host stalled 3% of the run": 0.03}
 	sw, _ := p.SwitchByName("s1")
 	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
 	// h1 sends to h3 and receives from it: its skew may reach a tenth of that base RTT,
@@ -560,13 +563,14 @@ func TestFidelityVerdict(t *testing.T) {
 			if tc.name == "a stale timer" {
 				run.Hosts[0].StaleTimers = 1
 			}
+			run.Hosts[0].Stalled = units.Time(stalled[tc.name] * float64(run.Duration))
 			s, err := Summarize(p, sc, run, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f := s.Fidelity
 			if f.WorstPort != tc.worst || f.LatePort != tc.latePort || f.Frames != 15 || math.Abs(f.SkewRatio-tc.ratio) > 1e-6 ||
-				math.Abs(f.LateRatio-tc.lateRatio) > 1e-6 || f.Verdict != tc.verdict {
+				math.Abs(f.LateRatio-tc.lateRatio) > 1e-6 || math.Abs(f.StallFraction-stalled[tc.name]) > 1e-9 || f.Verdict != tc.verdict {
 				t.Errorf("fidelity = %+v (port may be late %v, host skewed %v, late %v)", f, portMay, hostMay, lateMay)
 			}
 		})

@@ -39,6 +39,10 @@ type Host struct {
 	// StaleTimers counts frames read after a timer they should have preceded had
 	// fired (hostd.HostStats.StaleTimers).
 	StaleTimers int64 `json:"stale_timers,omitempty"`
+	// Stalled is how long, in all, the machine ran the daemon a millisecond or more
+	// after the deadline it slept until (afpacket.Stats.ResumedTime): time it was not
+	// scheduled at all.
+	Stalled units.Time `json:"stalled,omitempty"`
 }
 
 // Flow is one flow's record.
