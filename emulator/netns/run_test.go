@@ -192,11 +192,10 @@ func meanQueueDelay(t testing.TB, s *report.Summary, port string) units.Time {
 }
 
 // keptUp reports whether the emulator kept the computed schedule in a run: the
-// summary's fidelity verdict (skew and stale timers, not release lateness; see
-// report.Fidelity). It returns the reason when not.
+// summary's fidelity verdict (see report.Fidelity). It returns the reason when not.
 func keptUp(s *report.Summary) (bool, string) {
 	if f := s.Fidelity; f.Verdict != "ok" {
-		return false, fmt.Sprintf("fidelity %s: %s p99 skew %.3g× what it may have (%.0f µs), %d stale timers", f.Verdict, f.WorstPort, f.SkewRatio, f.SkewP99US, f.StaleTimers)
+		return false, fmt.Sprintf("fidelity %s: %s", f.Verdict, report.DegradedWhy(f))
 	}
 	return true, ""
 }
