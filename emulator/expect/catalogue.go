@@ -297,7 +297,7 @@ type MetricDoc struct {
 // Metrics lists the catalogue, sorted by name: the names a check may use as subject.metric
 // or metric(subject, args...). Aggregators over distributions: p50, p90, p99, p999, mean,
 // min, max, std, count; scalar helpers: abs(x), min(x, y, ...), max(x, y, ...),
-// median(x, y, ...), and paper(x), which
+// median(x, y, ...), quantile(q, x, y, ...), and paper(x), which
 // turns a quantity in the paper's units into emulator units (a time × τ, a rate ÷ τ).
 func Metrics() []MetricDoc {
 	var out []MetricDoc
@@ -548,6 +548,26 @@ func (x *Expectation) typeOfCall(n *callNode) (typ, error) {
 			}
 		}
 		return argTypes[0], nil
+	case "quantile":
+		// quantile(q, x, y, ...): q a plain number from 0 to 1, then two or more numbers
+		if len(n.args) < 3 {
+			return typ{}, &Error{"check", n.c, "quantile takes a fraction q and two or more numbers: quantile(0.25, x, y, ...)"}
+		}
+		if argTypes[0].k != kScalar || argTypes[0].dim != DimNone {
+			return typ{}, &Error{"check", n.args[0].col(), fmt.Sprintf("quantile's first argument is a fraction from 0 to 1, got %s", argTypes[0].dim)}
+		}
+		if q, ok := n.args[0].(*numNode); ok && (q.v < 0 || q.v > 1) {
+			return typ{}, &Error{"check", q.c, fmt.Sprintf("quantile's fraction must be from 0 to 1, got %s", q.text)}
+		}
+		for i, t := range argTypes[1:] {
+			if t.k != kScalar {
+				return typ{}, &Error{"check", n.args[i+1].col(), fmt.Sprintf("quantile takes numbers, got %s", kindName(t))}
+			}
+			if t.dim != argTypes[1].dim {
+				return typ{}, &Error{"check", n.args[i+1].col(), fmt.Sprintf("quantile of %s and %s", argTypes[1].dim, t.dim)}
+			}
+		}
+		return argTypes[1], nil
 	case "abs", "paper":
 		if len(n.args) != 1 || argTypes[0].k != kScalar {
 			return typ{}, &Error{"check", n.c, n.fn + " takes one number"}
@@ -556,7 +576,7 @@ func (x *Expectation) typeOfCall(n *callNode) (typ, error) {
 	}
 	d, ok := catalogue[n.fn]
 	if !ok {
-		known := append(metricNames(), "abs", "min", "max", "median", "paper")
+		known := append(metricNames(), "abs", "min", "max", "median", "quantile", "paper")
 		known = append(known, keys(aggs)...)
 		return typ{}, &Error{"check", n.c, fmt.Sprintf("unknown metric or function %q%s", n.fn, suggest(n.fn, known))}
 	}

@@ -383,6 +383,16 @@ func (c *evalCtx) scalar(n node) float64 {
 				return slices.Max(xs)
 			}
 			return metrics.Median(xs)
+		case "quantile":
+			q := c.scalar(n.args[0])
+			if !(q >= 0 && q <= 1) {
+				fail("quantile: fraction %g is not from 0 to 1", q)
+			}
+			xs := make([]float64, len(n.args)-1)
+			for i, a := range n.args[1:] {
+				xs[i] = c.scalar(a)
+			}
+			return metrics.Percentile(xs, 100*q)
 		case "abs":
 			return math.Abs(c.scalar(n.args[0]))
 		case "paper":

@@ -80,6 +80,12 @@ func TestEvaluateRun(t *testing.T) {
 		{check: "median(convergence_time(bulk, 0, 2ms), convergence_time(bulk), 1ms) == 3ms", value: 3e6, bound: 3e6, pass: true},
 		{check: "median(4ms, 1ms, 2ms, 8ms) == 3ms", value: 3e6, bound: 3e6, pass: true},
 		{check: "min(3ms, 1ms, 2ms) + max(3ms, 1ms, 2ms) == 4ms", value: 4e6, bound: 4e6, pass: true},
+		// nearest rank: a third of six is the second smallest, a quarter the second too,
+		// 0 the smallest, 1 the largest (+Inf counts as a value)
+		{check: "quantile(1/3, 9ms, 1ms, 5ms, convergence_time(bulk, 0, 2ms), 2ms, 7ms) == 2ms", value: 2e6, bound: 2e6, pass: true},
+		{check: "quantile(0.25, 9ms, 1ms, 5ms, 3ms, 2ms, 7ms) == 2ms", value: 2e6, bound: 2e6, pass: true},
+		{check: "quantile(0, 9ms, 1ms, 5ms) + quantile(1, 9ms, 1ms, 5ms) == 10ms", value: 10e6, bound: 10e6, pass: true},
+		{check: "quantile(1, 1ms, convergence_time(bulk, 0, 2ms)) > 1s", value: math.Inf(1), bound: 1e9, pass: true},
 		{check: "victim.goodput >= 0.85 * victim.fair_share", when: "cc == 'swift'"},
 		{check: "victim.goodput > 0", when: "M >= 2 && cc != 'swift'", value: 40e6, bound: 0, pass: true},
 		{check: "p99(rtt(nobody)) < 1ms", value: math.NaN(), bound: 1e6, err: `no flow group, flow or cc "nobody"`},

@@ -62,13 +62,17 @@
 // queue_bytes. A distribution is reduced by p50, p90, p99, p999 (nearest rank), mean,
 // min, max, std or count, as p99(rtt(victim)), or by the shorthand rtt_p99(victim) =
 // victim.rtt_p99. Helpers: abs(x), min(x, y, ...), max(x, y, ...), median(x, y, ...),
-// paper(x). Metrics lists the catalogue with units and descriptions.
+// quantile(q, x, y, ...) (the nearest-rank q-quantile, 0 ≤ q ≤ 1: quantile(0.25, ...) is
+// the smallest value at least a quarter of them are at or below), paper(x). Metrics
+// lists the catalogue with units and descriptions.
 //
 // convergence_time(S [, from [, until]]) is measured from the last start or stop among
 // S's flows (or from the time given) until every flow of S is within 10% of its fair
 // share at every sample up to the next start or stop (or until, if earlier); +Inf when
 // that never happens. A median over several events, median(convergence_time(S, t1, t2),
-// convergence_time(S, t2, t3), ...), keeps a result from hanging on one event's phase.
+// convergence_time(S, t2, t3), ...), keeps a result from hanging on one event's phase;
+// a lower quantile over many events judges a behaviour that holds for most of them by
+// chance, not for all.
 //
 // # Comparing runs of a sweep
 //
