@@ -138,6 +138,7 @@ func compareWithSim(t *testing.T, file string, netns []*reports.Summary) {
 		}
 	}
 	compared, unsettled := 0, 0
+	worst, worstFlow := 0.0, "none"
 	for _, n := range netns {
 		r := ref[n.Run]
 		if r == nil || n.Fidelity.Verdict != "ok" || !slices.ContainsFunc(n.Flows, longLived) {
@@ -157,6 +158,9 @@ func compareWithSim(t *testing.T, file string, netns []*reports.Summary) {
 				t.Logf("%s %s: HPCC, not asserted: netns %+.1f%% off the sim", n.Run, f.Name, 100*f.Goodput.Rel)
 			default:
 				compared++
+				if d >= worst {
+					worst, worstFlow = d, n.Run+" "+f.Name
+				}
 				if d > maxEmulationError {
 					t.Errorf("%s %s: netns goodput %.4g bit/s (paper units) is %+.1f%% off the sim's %.4g, want within %.0f%%",
 						n.Run, f.Name, f.Goodput.B, 100*f.Goodput.Rel, f.Goodput.A, 100*maxEmulationError)
@@ -164,5 +168,6 @@ func compareWithSim(t *testing.T, file string, netns []*reports.Summary) {
 			}
 		}
 	}
-	t.Logf("sim vs netns: %d long-lived flows compared, %d runs left out as unsettled on the sim", compared, unsettled)
+	t.Logf("sim vs netns: %d long-lived flows compared, the farthest %.1f%% off (%s); %d runs left out as unsettled on the sim",
+		compared, 100*worst, worstFlow, unsettled)
 }
