@@ -113,8 +113,13 @@ type nodeAdapter struct {
 func (a nodeAdapter) Receive(now units.Time, port int, frame []byte) { a.h.Receive(now, port, frame) }
 func (a nodeAdapter) NextDeadline() units.Time                       { return a.h.NextDeadline() }
 func (a nodeAdapter) Resumed(from, now units.Time)                   { a.h.Resumed(from, now) }
-func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool) {
-	o, ok := a.h.Poll(now)
+func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool)        { return a.PollBefore(now+1, now) }
+
+// PollBefore returns the next frame due before at, which the driver releases at now
+// (afpacket.ArrivalClocked): the frames a host had due before an ACK it read a stall
+// late arrived leave as they would have on time, each by its own ACK.
+func (a nodeAdapter) PollBefore(at, now units.Time) (switchd.Out, bool) {
+	o, ok := a.h.Poll(at - 1)
 	if ok {
 		a.late.Add(now - o.Due)
 	}

@@ -22,11 +22,14 @@
 // the frame to Receive at that Due (never later than the kernel's receive stamp; a Due
 // later than the stamp or more than Config.MaxCarry older is rejected and counted), or
 // at the kernel's receive stamp for frames without one (the kernel's own traffic).
-// Frames from all rings are merged in arrival order (clamped so the node never sees time
-// go backwards). A daemon that was descheduled therefore releases late, but neither it
-// nor the next hop computes different departures: lateness shows as lateness, never as
-// queueing downstream (DESIGN principle 2). Every lab veth's MTU leaves room for the
-// trailer (emulator/netns DeviceMTU).
+// Frames from all rings are merged in arrival order (clamped so the node never sees
+// time go backwards). A node whose sending an arrival unblocks (a host: ACKs) is polled
+// up to each arrival read a stall late before it gets the frame (ArrivalClocked), so
+// frames read in one batch after a stall clock its sends one by one. A daemon that was
+// descheduled therefore releases late, but neither it nor the next hop computes
+// different departures: lateness shows as lateness, never as queueing downstream
+// (DESIGN principle 2). Every lab veth's MTU leaves room for the trailer
+// (emulator/netns DeviceMTU).
 //
 // Time is the lab's: a Clock returns CLOCK_MONOTONIC nanoseconds minus an epoch shared by
 // every daemon of a lab (passed on their command lines), so hosts and switches agree on
