@@ -31,6 +31,8 @@ type runOptions struct {
 	noFigures bool
 	// retryDegraded is how many more times a degraded run is run again
 	retryDegraded int
+	// only narrows the sweep to the points matching every VAR=VALUE
+	only []string
 	// dashboard serves the live view on dashAddr
 	dashboard bool
 	dashAddr  string
@@ -58,6 +60,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
 	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
 	f.BoolVar(&ro.noFigures, "no-figures", false, "write the results without plots or report.html (draw them later with reef report DIR)")
+	f.StringSliceVar(&ro.only, "only", nil, "run only the sweep points with VAR=VALUE (repeat or separate with commas; checks comparing with points left out are not evaluated)")
 	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
 	f.StringVar(&ro.dashAddr, "dashboard-addr", dashboard.DefaultAddr, "the live view's address (loopback only)")
@@ -79,7 +82,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 		steps = live.progress
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
-		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures, RetryDegraded: ro.retryDegraded})
+		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures, RetryDegraded: ro.retryDegraded, Only: ro.only})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)
@@ -107,6 +110,9 @@ func printOutcome(w io.Writer, out *runner.Outcome) {
 			line += " (" + r.Error + ")"
 		}
 		fmt.Fprintln(w, line)
+	}
+	if len(out.NotEvaluated) > 0 {
+		fmt.Fprintf(w, "not evaluated on the points run: %s\n", strings.Join(out.NotEvaluated, ", "))
 	}
 	fmt.Fprintf(w, "results: %s\n", out.Dir)
 }

@@ -200,7 +200,8 @@ func EvaluateRun(xs []*Expectation, env *Env) []Result {
 // Evaluate evaluates every expectation over a sweep's runs: a check within one run once
 // per run its when: selects, a check comparing runs (CrossRun) once per group of runs
 // that agree on every sweep variable but cc, with its run references resolved in that
-// group.
+// group. A group that lacks a run the check names (a sweep narrowed by reef run --only)
+// is left out: the check is not evaluated there, rather than failed.
 func Evaluate(xs []*Expectation, runs []*Env) []Result {
 	var out []Result
 	for _, x := range xs {
@@ -225,7 +226,7 @@ func Evaluate(xs []*Expectation, runs []*Env) []Result {
 					shared[n] = v
 				}
 			}
-			if !x.selects(shared) {
+			if !x.selects(shared) || !x.hasRuns(env, runs) {
 				continue
 			}
 			out = append(out, x.eval(&evalCtx{cur: env, runs: runs}, shared))
@@ -236,8 +237,8 @@ func Evaluate(xs []*Expectation, runs []*Env) []Result {
 
 // crossIn reports whether x compares runs of this sweep: it does when Resolve or a run
 // qualifier said so, or when a bare flow-set subject names no group or flow of any run
-// but is the cc value of a run (or, with a single run that has a cc variable, names a
-// registered algorithm other than the run's: it must name another run).
+// but is the cc value of a run (or, in runs that sweep cc, names a registered algorithm
+// that neither a run nor a flow has: it must name a run left out of these).
 func (x *Expectation) crossIn(runs []*Env) bool {
 	if x.cross {
 		return true
@@ -250,7 +251,7 @@ func (x *Expectation) crossIn(runs []*Env) bool {
 		if name == "all" || bucketNames[name] {
 			continue
 		}
-		known, isCC := false, false
+		known, isCC, flowCC := false, false, false
 		for _, r := range runs {
 			if r.Vars["cc"] == name {
 				isCC = true
@@ -259,6 +260,7 @@ func (x *Expectation) crossIn(runs []*Env) bool {
 				if f.Group == name || f.Name == name || (f.CC == name && r.Vars["cc"] == "") {
 					known = true
 				}
+				flowCC = flowCC || f.CC == name
 			}
 		}
 		if known {
@@ -267,15 +269,55 @@ func (x *Expectation) crossIn(runs []*Env) bool {
 		if isCC && len(runs) > 1 {
 			return true
 		}
-		if len(runs) == 1 {
-			if v, swept := runs[0].Vars["cc"]; swept && v != name {
-				if _, err := cc.Lookup(name); err == nil {
-					return true
-				}
+		// An algorithm no run or flow has, in a sweep over cc: another run's, left
+		// out of these (a single run's summary, or a sweep narrowed by reef run --only).
+		if !isCC && !flowCC && ccSwept(runs) {
+			if _, err := cc.Lookup(name); err == nil {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// ccSwept reports whether the runs sweep cc.
+func ccSwept(runs []*Env) bool {
+	for _, r := range runs {
+		if _, ok := r.Vars["cc"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasRuns reports whether runs hold every run a check comparing runs names from a
+// group of runs agreeing with cur on all but cc: a qualifier's cc (swift:victim), or a
+// bare cc value that no run has as a flow group or flow name.
+func (x *Expectation) hasRuns(cur *Env, runs []*Env) bool {
+	key := varsKey(cur.Vars, "cc")
+	has := func(v string) bool {
+		return slices.ContainsFunc(runs, func(r *Env) bool { return r.Vars["cc"] == v && varsKey(r.Vars, "cc") == key })
+	}
+	for _, u := range x.subjects {
+		parts := u.n.parts
+		switch {
+		case u.port && len(parts) == 3, !u.port && len(parts) == 2:
+			if !has(parts[0]) {
+				return false
+			}
+		case !u.port && len(parts) == 1:
+			name := parts[0]
+			if name == "all" || bucketNames[name] || slices.ContainsFunc(runs, func(r *Env) bool {
+				return slices.ContainsFunc(r.Flows, func(f Flow) bool { return f.Group == name || f.Name == name })
+			}) {
+				continue
+			}
+			if !has(name) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // evalCtx is the run a check is evaluated in and the sweep around it.

@@ -3,6 +3,7 @@ package expect
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,10 +166,28 @@ func TestEvaluateSweep(t *testing.T) {
 	if rs := EvaluateRun(xs, runs[0]); len(rs) != 1 || rs[0].Name != "share" {
 		t.Errorf("EvaluateRun on one run = %+v, want only share", rs)
 	}
-	// A missing partner run is an evaluation error, not a panic.
-	rs := Evaluate(xs[:1], runs[:1])
-	if len(rs) != 1 || rs[0].Pass || !strings.Contains(rs[0].Error, "no run with cc=swift in the sweep") {
-		t.Errorf("missing partner: %+v", rs)
+	// A sweep narrowed by reef run --only (swift at M=4 left out) evaluates a check
+	// comparing runs only where every run it names is there, whether resolved against
+	// the whole sweep or, as reef report reads them back, not.
+	reparsed, err := ParseAll([]Spec{xs[0].Spec, xs[1].Spec, xs[2].Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range [][]*Expectation{xs, reparsed} {
+		var labels []string
+		for _, r := range Evaluate(set, runs[:3]) {
+			labels = append(labels, r.Label())
+			if w := want[r.Label()]; r.Value != w.value || r.Pass != w.pass || r.Error != "" {
+				t.Errorf("narrowed sweep: %s = %+v, want %+v", r.Label(), r, w)
+			}
+		}
+		slices.Sort(labels)
+		if want := []string{"conv [M=2]", "ratio [M=2]", "share [M=2 cc=poseidon]", "share [M=4 cc=poseidon]"}; !slices.Equal(labels, want) {
+			t.Errorf("narrowed sweep evaluated %q, want %q", labels, want)
+		}
+		if rs := Evaluate(set[:1], runs[:1]); len(rs) != 0 {
+			t.Errorf("a check comparing runs, its partner left out: %+v, want it not evaluated", rs)
+		}
 	}
 	// JSON: an infinite value is null, and reads back as NaN.
 	b, err := json.Marshal(Result{Name: "x", Value: math.Inf(1), Bound: 3})

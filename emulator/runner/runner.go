@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,9 @@ type Options struct {
 	// machine may have been busy with other work. The results of the last attempt are
 	// kept and say how many attempts there were.
 	RetryDegraded int
+	// Only narrows the sweep to the points matching every "VAR=VALUE" selector
+	// (experiment.Select; reef run --only); empty runs every point.
+	Only []string
 }
 
 // Progress is told what the runner is doing.
@@ -90,6 +94,9 @@ type Outcome struct {
 	Pass bool
 	// Interrupted is true when ctx was cancelled before every run finished.
 	Interrupted bool
+	// NotEvaluated names the experiment's expectations that no run selected: with
+	// Options.Only, the checks on points left out and those comparing with them.
+	NotEvaluated []string
 }
 
 // Failed lists the expectations that did not hold.
@@ -108,6 +115,9 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	x, err := experiment.Load(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := x.Select(opts.Only); err != nil {
+		return nil, fmt.Errorf("--only %w", err)
 	}
 	name := opts.Backend
 	if name == "" {
@@ -221,6 +231,11 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		return out, fmt.Errorf("runner: %w", err)
 	}
 	out.Results, out.Pass = sw.Expectations, sw.Pass
+	for _, e := range runs[0].Expectations {
+		if !slices.ContainsFunc(out.Results, func(r expect.Result) bool { return r.Name == e.Name }) {
+			out.NotEvaluated = append(out.NotEvaluated, e.Name)
+		}
+	}
 	return out, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "reef/cc/dctcp"
 	_ "reef/cc/swift"
 	"reef/emulator"
 	"reef/emulator/plan"
@@ -291,4 +292,63 @@ func (b *busyBackend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenar
 		}
 	}
 	return res, nil
+}
+
+// reef run --only runs the points selected, each as it runs in the whole sweep, and
+// says which checks no point run evaluated; a bad selector is an error before anything
+// is created.
+func TestRunOnly(t *testing.T) {
+	dir := t.TempDir()
+	src := strings.Replace(tiny, "  M: [1, 2]\n", "  cc: [swift, dctcp]\n  M: [1, 2]\n", 1)
+	src = strings.Replace(src, "defaults: {cc: swift}", "defaults: {cc: \"${cc}\"}", 1) +
+		"  - {name: vs-dctcp, check: \"swift:bulk.goodput > 0.1 * dctcp:bulk.goodput\"}\n" +
+		"  - {name: only-m1, check: \"bulk.goodput > 0bps\", when: \"M == 1\"}\n"
+	path := write(t, dir, src)
+	full := filepath.Join(dir, "full")
+	if _, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: full, NoFigures: true}); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, "part")
+	o, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: part, NoFigures: true, Only: []string{"cc=swift", "M=2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Summaries) != 1 || o.Summaries[0].Run != "tiny/cc=swift,M=2" {
+		t.Fatalf("--only cc=swift,M=2 ran %d points (first %q)", len(o.Summaries), o.Summaries[0].Run)
+	}
+	read := func(out string) []byte {
+		b, err := os.ReadFile(filepath.Join(out, "cc=swift,M=2", "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wallRe.ReplaceAll(b, []byte(`"wall_time": 0`))
+	}
+	if !bytes.Equal(read(full), read(part)) {
+		t.Error("the point run alone gave a different summary than in the whole sweep")
+	}
+	if want := []string{"vs-dctcp", "only-m1"}; fmt.Sprint(o.NotEvaluated) != fmt.Sprint(want) || !o.Pass {
+		t.Errorf("not evaluated %q (pass %v), want %q and a pass", o.NotEvaluated, o.Pass, want)
+	}
+	// Both values of a variable: the comparison is evaluated again.
+	o, err = Run(context.Background(), path, Options{Backend: "sim", OutDir: filepath.Join(dir, "both"), NoFigures: true, Only: []string{"M=2", "cc=swift", "cc=dctcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Summaries) != 2 || fmt.Sprint(o.NotEvaluated) != "[only-m1]" {
+		t.Errorf("--only M=2,cc=swift,cc=dctcp ran %d points, not evaluated %q; want 2 and [only-m1]", len(o.Summaries), o.NotEvaluated)
+	}
+	for _, bad := range []struct{ sel, want string }{
+		{"M=3", `"3" is not a value of sweep.M (1, 2)`},
+		{"N=1", `the sweep has no variable "N" (it sweeps cc, M)`},
+		{"M", "want VAR=VALUE"},
+	} {
+		out := filepath.Join(dir, "never")
+		_, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: out, Only: []string{bad.sel}})
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.HasPrefix(err.Error(), "--only ") {
+			t.Errorf("--only %s: error %v, want one saying %s", bad.sel, err, bad.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("--only %s created %s", bad.sel, out)
+		}
+	}
 }
