@@ -34,8 +34,9 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.3g µs", v)
 	},
-	"num": func(v float64) string { return fmt.Sprintf("%.3g", v) },
-	"pct": func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) },
+	"num":  func(v float64) string { return fmt.Sprintf("%.3g", v) },
+	"join": strings.Join,
+	"pct":  func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) },
 	"png": func(b []byte) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))
 	},
@@ -145,7 +146,8 @@ const sweepTemplate = `<!DOCTYPE html>
 <ul class="exp">{{range .W.Expectations}}<li><span class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}✔{{else}}✘{{end}}</span> <b>{{.Label}}</b>
 {{if .Claim}}<div class="claim">“{{.Claim}}”</div>{{end}}
 <div><code>{{.Check}}</code></div>
-<div>value {{.ValueText}} · bound {{.BoundText}}{{if .Error}} · <span class="fail">{{.Error}}</span>{{end}}</div></li>{{end}}</ul></div>
+<div>value {{.ValueText}} · bound {{.BoundText}}{{if .Error}} · <span class="fail">{{.Error}}</span>{{end}}</div></li>{{end}}</ul>
+{{with .W.NotEvaluated}}<p id="not-evaluated">Not evaluated on these runs (a part of the sweep, reef run --only): {{join . ", "}}.</p>{{end}}</div>
 <div class="card"><h2>Laptop figures and the paper's</h2>
 {{if scaled .W.TimeScale}}<p>Every run used time scale τ = {{num .W.TimeScale}}: rates are the paper's ÷ τ and times × τ (BDPs in packets, buffers and sizes in bytes unchanged). Each run's report gives both units.</p>{{else}}<p>The runs used no time scale: figures are in the paper's units.</p>{{end}}</div>
 </div>

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"reef/emulator/expect"
@@ -240,6 +241,10 @@ type Sweep struct {
 	// compares runs once per group of runs (see expect.Evaluate).
 	Expectations []expect.Result `json:"expectations"`
 	Pass         bool            `json:"pass"`
+	// NotEvaluated names the experiment's expectations these runs did not evaluate: a
+	// sweep narrowed by reef run --only leaves out the checks on the points not run and
+	// those comparing with them.
+	NotEvaluated []string `json:"not_evaluated,omitempty"`
 }
 
 // SweepRun is one run's line in sweep.json.
@@ -298,6 +303,11 @@ func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
 	w.Expectations = expect.Evaluate(runs[0].Summary.in.Expectations, envs)
 	for _, r := range w.Expectations {
 		w.Pass = w.Pass && r.Pass
+	}
+	for _, x := range runs[0].Summary.in.Expectations {
+		if !slices.ContainsFunc(w.Expectations, func(r expect.Result) bool { return r.Name == x.Name }) {
+			w.NotEvaluated = append(w.NotEvaluated, x.Name)
+		}
 	}
 	if err := writeJSON(filepath.Join(dir, SweepFile), w); err != nil {
 		return nil, err

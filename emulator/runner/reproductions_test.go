@@ -92,6 +92,9 @@ func requireAllHold(t *testing.T, path string, opts Options) {
 	if len(o.Results) == 0 {
 		t.Fatal("no expectation was evaluated")
 	}
+	if len(o.NotEvaluated) > 0 {
+		t.Errorf("the whole sweep evaluated none of %q: a when: that selects no point?", o.NotEvaluated)
+	}
 	for _, r := range o.Results {
 		if !r.Pass {
 			t.Errorf("%s %v: %s, bound %s (%s)", r.Name, r.Vars, r.ValueText, r.BoundText, r.Claim)

@@ -329,13 +329,22 @@ func TestRunOnly(t *testing.T) {
 	if want := []string{"vs-dctcp", "only-m1"}; fmt.Sprint(o.NotEvaluated) != fmt.Sprint(want) || !o.Pass {
 		t.Errorf("not evaluated %q (pass %v), want %q and a pass", o.NotEvaluated, o.Pass, want)
 	}
-	// Both values of a variable: the comparison is evaluated again.
-	o, err = Run(context.Background(), path, Options{Backend: "sim", OutDir: filepath.Join(dir, "both"), NoFigures: true, Only: []string{"M=2", "cc=swift", "cc=dctcp"}})
+	var sw report.Sweep
+	if b, err := os.ReadFile(filepath.Join(part, report.SweepFile)); err != nil || json.Unmarshal(b, &sw) != nil || fmt.Sprint(sw.NotEvaluated) != "[vs-dctcp only-m1]" {
+		t.Errorf("sweep.json not_evaluated = %q (%v), want [vs-dctcp only-m1]", sw.NotEvaluated, err)
+	}
+	// Both values of a variable: the comparison is evaluated again; the report says
+	// what was not.
+	both := filepath.Join(dir, "both")
+	o, err = Run(context.Background(), path, Options{Backend: "sim", OutDir: both, Only: []string{"M=2", "cc=swift", "cc=dctcp"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(o.Summaries) != 2 || fmt.Sprint(o.NotEvaluated) != "[only-m1]" {
 		t.Errorf("--only M=2,cc=swift,cc=dctcp ran %d points, not evaluated %q; want 2 and [only-m1]", len(o.Summaries), o.NotEvaluated)
+	}
+	if page, err := os.ReadFile(filepath.Join(both, report.HTMLFile)); err != nil || !bytes.Contains(page, []byte(`id="not-evaluated"`)) || !bytes.Contains(page, []byte("only-m1.")) {
+		t.Errorf("the sweep's report.html does not list the checks not evaluated (%v)", err)
 	}
 	for _, bad := range []struct{ sel, want string }{
 		{"M=3", `"3" is not a value of sweep.M (1, 2)`},
