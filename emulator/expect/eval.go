@@ -294,10 +294,7 @@ func ccSwept(runs []*Env) bool {
 // group of runs agreeing with cur on all but cc: a qualifier's cc (swift:victim), or a
 // bare cc value that no run has as a flow group or flow name.
 func (x *Expectation) hasRuns(cur *Env, runs []*Env) bool {
-	key := varsKey(cur.Vars, "cc")
-	has := func(v string) bool {
-		return slices.ContainsFunc(runs, func(r *Env) bool { return r.Vars["cc"] == v && varsKey(r.Vars, "cc") == key })
-	}
+	has := func(v string) bool { return partner(cur, runs, v) != nil }
 	for _, u := range x.subjects {
 		parts := u.n.parts
 		switch {
@@ -494,19 +491,29 @@ func (c *evalCtx) dist(n node) []float64 {
 
 // runFor finds the run of the sweep whose cc is v and whose other variables equal cur's.
 func (c *evalCtx) runFor(v string) *Env {
-	if c.cur.Vars["cc"] == v {
-		return c.cur
+	if r := partner(c.cur, c.runs, v); r != nil {
+		return r
 	}
-	want := varsKey(c.cur.Vars, "cc")
-	for _, r := range c.runs {
+	if want := varsKey(c.cur.Vars, "cc"); want == "" {
+		fail("no run with cc=%s in the sweep", v)
+	} else {
+		fail("no run with cc=%s and %s in the sweep", v, want)
+	}
+	return nil
+}
+
+// partner returns cur when its cc is v, else the run of runs whose cc is v and whose
+// other variables equal cur's, or nil.
+func partner(cur *Env, runs []*Env, v string) *Env {
+	if cur.Vars["cc"] == v {
+		return cur
+	}
+	want := varsKey(cur.Vars, "cc")
+	for _, r := range runs {
 		if r.Vars["cc"] == v && varsKey(r.Vars, "cc") == want {
 			return r
 		}
 	}
-	if want == "" {
-		fail("no run with cc=%s in the sweep", v)
-	}
-	fail("no run with cc=%s and %s in the sweep", v, want)
 	return nil
 }
 
