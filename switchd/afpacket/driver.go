@@ -137,7 +137,8 @@ type Driver struct {
 	ports []*Port
 	stats Stats
 	heads []head // per port: the oldest waiting frame, for the merge in drain
-	// clocked is node when it is ArrivalClocked (polled before each arrival), else nil.
+	// clocked is node when it is ArrivalClocked (polled before each arrival read a
+	// stall late), else nil.
 	clocked ArrivalClocked
 }
 
