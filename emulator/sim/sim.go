@@ -7,6 +7,7 @@ import (
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
+	"reef/fabric"
 	"reef/hostd"
 	"reef/hostd/transport"
 	"reef/switchd"
@@ -17,19 +18,17 @@ import (
 // host, each with one pending event at its NextDeadline, plus the scenario's timeline
 // events and the sampler. Not safe for concurrent use.
 type Sim struct {
-	eng      Engine
+	fab      *fabric.Fabric
 	sc       *scenario.Scenario
 	p        *plan.Plan
-	switches []*node
-	hosts    []*node
-	byHost   map[string]*node
+	switches []*fabric.Node
+	hosts    []*fabric.Node
+	byHost   map[string]*fabric.Node
 	flows    []flowRec // in scenario order
 	flowIdx  map[uint32]int
 	ports    []results.Port
 	portRef  []portRef
 	sampler  sampler
-	hops     uint64 // frames delivered node to node
-	spins    uint64 // wake-ups that found nothing to do at an unchanged deadline
 	fstats   []hostd.FlowStats
 	pstats   []switchd.PortStats
 	depths   []switchd.Depth
@@ -38,43 +37,25 @@ type Sim struct {
 
 type flowRec struct {
 	res  results.Flow
-	host *node
+	host *hostd.Host
 	// idx is the flow's position in its host's FlowStats.
 	idx int
 }
 
 type portRef struct {
-	sw   *node
+	sw   *fabric.Node
 	port int
-}
-
-// peer is where a port's frames go.
-type peer struct {
-	n    *node
-	port int
-}
-
-// node drives one switch or host.
-type node struct {
-	s     *Sim
-	sw    *switchd.Switch
-	h     *hostd.Host
-	name  string
-	peers []peer
-	slot  Slot
-	last  units.Time
-	spin  int
 }
 
 // New wires p into an engine and adds sc's flows and events. It fails, creating nothing
 // that outlives it, on a plan or scenario the cores reject.
 func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
-	s := &Sim{sc: sc, p: p, byHost: map[string]*node{}, flowIdx: map[uint32]int{}, paths: map[pathKey]pathVal{}}
+	s := &Sim{fab: fabric.New(), sc: sc, p: p, byHost: map[string]*fabric.Node{}, flowIdx: map[uint32]int{}, paths: map[pathKey]pathVal{}}
 	hostOpts, err := sc.HostOptions(p)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	swByName := map[string]*node{}
+	swByName := map[string]*fabric.Node{}
 	for i, sp := range p.Switches {
 		cfg := sp.Config
 		if cfg.Seed == 0 {
@@ -87,8 +68,7 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: switch %s: %w", cfg.Name, err)
 		}
-		n := &node{s: s, sw: sw, name: cfg.Name, peers: make([]peer, len(cfg.Ports))}
-		n.slot.H = n
+		n := s.fab.AddSwitch(sw)
 		s.switches = append(s.switches, n)
 		swByName[cfg.Name] = n
 	}
@@ -97,12 +77,11 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: host %s: %w", hp.Config.Name, err)
 		}
-		n := &node{s: s, h: h, name: hp.Config.Name, peers: make([]peer, 1)}
-		n.slot.H = n
+		n := s.fab.AddHost(h)
 		s.hosts = append(s.hosts, n)
 		s.byHost[hp.Config.Name] = n
 	}
-	end := func(e plan.Endpoint) (*node, int, error) {
+	end := func(e plan.Endpoint) (*fabric.Node, int, error) {
 		if e.IsHost {
 			n, ok := s.byHost[e.Node]
 			if !ok {
@@ -111,7 +90,7 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 			return n, 0, nil
 		}
 		n, ok := swByName[e.Node]
-		if !ok || e.Port < 0 || e.Port >= len(n.peers) {
+		if !ok || e.Port < 0 || e.Port >= n.Switch().NumPorts() {
 			return nil, 0, fmt.Errorf("sim: link end %s port %d: no such switch port", e.Node, e.Port)
 		}
 		return n, e.Port, nil
@@ -125,11 +104,12 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("link %d: %w", i, err)
 		}
-		a.peers[ap] = peer{b, bp}
-		b.peers[bp] = peer{a, ap}
+		if err := s.fab.Link(a, ap, b, bp); err != nil {
+			return nil, fmt.Errorf("sim: link %d: %w", i, err)
+		}
 	}
 	for _, n := range s.switches {
-		for i := range n.peers {
+		for i := range n.Switch().NumPorts() {
 			s.portRef = append(s.portRef, portRef{n, i})
 		}
 	}
@@ -138,8 +118,8 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
 	}
 	for _, r := range s.portRef {
-		pc := cfgByName[r.sw.name].Ports[r.port]
-		s.ports = append(s.ports, results.Port{Switch: r.sw.name, Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate})
+		pc := cfgByName[r.sw.Name()].Ports[r.port]
+		s.ports = append(s.ports, results.Port{Switch: r.sw.Name(), Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate})
 	}
 	if err := s.addFlows(); err != nil {
 		return nil, err
@@ -154,18 +134,13 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		default:
 			return nil, fmt.Errorf("sim: event %d: unknown kind %q", i, ev.Kind)
 		}
-		s.eng.At(ev.At, &linkEvent{s: s, ev: ev})
+		s.fab.Engine().At(ev.At, &linkEvent{s: s, ev: ev})
 	}
 	s.sampler = sampler{s: s}
 	if sc.SampleInterval > 0 {
-		s.eng.At(0, &s.sampler)
+		s.fab.Engine().At(0, &s.sampler)
 	}
-	for _, n := range s.switches {
-		n.rearm()
-	}
-	for _, n := range s.hosts {
-		n.rearm()
-	}
+	s.fab.Start()
 	return s, nil
 }
 
@@ -189,7 +164,7 @@ func (s *Sim) addFlows() error {
 		if !ok {
 			return fmt.Errorf("sim: flow %s: no destination host %q", f.Name, f.Dst)
 		}
-		env := src.h.FlowEnv(f.INTHops)
+		env := src.Host().FlowEnv(f.INTHops)
 		hops, rtt, err := s.pathInfo(f.Src, f.Dst, env.PacketSize)
 		if err != nil {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
@@ -202,14 +177,14 @@ func (s *Sim) addFlows() error {
 		}
 		spec := hostd.FlowSpec{ID: f.ID, Name: f.Name, Dst: dst, Size: f.Size, Start: f.Start, Stop: f.Stop,
 			Alg: alg, HopCap: f.INTHops, Ack: transport.AckPolicy{Every: f.AckEvery}, BaseRTT: rtt}
-		if err := src.h.AddFlow(spec); err != nil {
+		if err := src.Host().AddFlow(spec); err != nil {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
 		}
 		s.flowIdx[f.ID] = len(s.flows)
 		s.flows = append(s.flows, flowRec{
 			res: results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC,
 				Size: f.Size, Start: f.Start},
-			host: src, idx: len(src.h.FlowStats()) - 1,
+			host: src.Host(), idx: len(src.Host().FlowStats()) - 1,
 		})
 	}
 	return nil
@@ -248,93 +223,6 @@ type pathVal struct {
 	rtt  units.Time
 }
 
-// Fire polls the node and hands every frame due to the peer at its Due.
-func (n *node) Fire(now units.Time) {
-	sent := false
-	if n.sw != nil {
-		for {
-			out, ok := n.sw.Poll(now)
-			if !ok {
-				break
-			}
-			sent = true
-			n.deliver(out.Port, out.Due, out.Frame)
-			// A switch's deadline is exact and no later than its next frame's Due, so
-			// past now the next Poll would find nothing: skip it. (What it would have
-			// done, scheduling a queue's head, the next call does in time order.)
-			if n.sw.NextDeadline() > now {
-				break
-			}
-		}
-	} else {
-		for {
-			out, ok := n.h.Poll(now)
-			if !ok {
-				break
-			}
-			sent = true
-			n.deliver(0, out.Due, out.Frame)
-		}
-	}
-	// A node whose deadline stays at now without producing anything would spin; the
-	// cores promise progress, so count it and move on by a nanosecond.
-	if !sent && n.last == now {
-		n.spin++
-	} else {
-		n.spin = 0
-	}
-	n.last = now
-	n.rearm()
-	if n.spin > 16 && n.slot.Pending() && n.slot.At() <= now {
-		n.s.spins++
-		n.s.eng.Set(&n.slot, now+1)
-	}
-}
-
-func (n *node) deliver(port int, due units.Time, frame []byte) {
-	p := n.peers[port]
-	if p.n == nil {
-		return // an unwired port: the frame leaves the lab
-	}
-	n.s.hops++
-	switch {
-	case p.n.sw != nil && n.sw != nil:
-		p.n.sw.Forward(due, p.port, n.sw) // frame is n.sw's last Poll: handed over, not copied
-	case p.n.sw != nil:
-		// A host's frame: the switch takes its storage and the host gets a buffer back.
-		if spare := p.n.sw.ReceiveBuffer(due, p.port, frame); spare != nil {
-			n.h.SwapFrame(spare)
-		}
-	default:
-		p.n.h.Receive(due, p.port, frame)
-	}
-	// A frame received at due cannot make the peer's deadline earlier than due, so a
-	// wake-up already pending by then stands (it re-arms when it fires).
-	if !p.n.slot.Pending() || p.n.slot.At() > due {
-		p.n.rearm()
-	}
-}
-
-// rearm keeps the node's one pending event at its NextDeadline. A deadline that moved
-// later leaves the earlier event in place: an early Poll is harmless.
-func (n *node) rearm() {
-	var d units.Time
-	if n.sw != nil {
-		d = n.sw.NextDeadline()
-	} else {
-		d = n.h.NextDeadline()
-	}
-	if d == units.Never {
-		return
-	}
-	if d < n.s.eng.now {
-		d = n.s.eng.now
-	}
-	if !n.slot.Pending() || d < n.slot.At() {
-		n.s.eng.Set(&n.slot, d)
-	}
-}
-
 // linkEvent applies a timeline event to both ends of a link.
 type linkEvent struct {
 	s  *Sim
@@ -348,18 +236,18 @@ func (e *linkEvent) Fire(now units.Time) {
 			continue // a host NIC keeps its rate; the switch side of the link shapes it
 		}
 		for _, n := range e.s.switches {
-			if n.name != end.Node {
+			if n.Name() != end.Node {
 				continue
 			}
 			switch e.ev.Kind {
 			case scenario.EventRate:
-				n.sw.SetPortRate(now, end.Port, e.ev.Rate)
+				n.Switch().SetPortRate(now, end.Port, e.ev.Rate)
 			case scenario.EventDown:
-				n.sw.SetPortUp(now, end.Port, false)
+				n.Switch().SetPortUp(now, end.Port, false)
 			case scenario.EventUp:
-				n.sw.SetPortUp(now, end.Port, true)
+				n.Switch().SetPortUp(now, end.Port, true)
 			}
-			n.rearm()
+			n.Rearm()
 		}
 	}
 }
@@ -372,13 +260,13 @@ type sampler struct {
 func (sm *sampler) Fire(now units.Time) {
 	sm.s.sample(now)
 	if next := now + sm.s.sc.SampleInterval; next < sm.s.sc.Duration {
-		sm.s.eng.At(next, sm)
+		sm.s.fab.Engine().At(next, sm)
 	}
 }
 
 func (s *Sim) sample(now units.Time) {
 	for _, n := range s.hosts {
-		s.fstats = n.h.AppendFlowStats(s.fstats[:0])
+		s.fstats = n.Host().AppendFlowStats(s.fstats[:0])
 		for i := range s.fstats {
 			st := &s.fstats[i]
 			fi, ok := s.flowIdx[st.ID]
@@ -394,13 +282,13 @@ func (s *Sim) sample(now units.Time) {
 	}
 	k := 0
 	for _, n := range s.switches {
-		s.depths = n.sw.Depths(now, s.depths[:0])
-		s.pstats = n.sw.AppendCounters(s.pstats[:0]) // a sample takes no lateness
+		s.depths = n.Switch().Depths(now, s.depths[:0])
+		s.pstats = n.Switch().AppendCounters(s.pstats[:0]) // a sample takes no lateness
 		for i := range s.depths {
 			s.ports[k].Samples = append(s.ports[k].Samples, results.PortSampleOf(now, &s.pstats[i], s.depths[i]))
 			k++
 		}
-		n.rearm()
+		n.Rearm()
 	}
 }
 
@@ -408,22 +296,22 @@ func (s *Sim) sample(now units.Time) {
 // the number of events fired.
 func (s *Sim) RunUntil(t units.Time) uint64 {
 	t = min(t, s.sc.Duration)
-	return s.eng.Run(t)
+	return s.fab.Run(t)
 }
 
 // Now is the simulated time reached.
-func (s *Sim) Now() units.Time { return s.eng.Now() }
+func (s *Sim) Now() units.Time { return s.fab.Now() }
 
 // Hops is the number of frames delivered from one node to the next so far (packet-hops).
-func (s *Sim) Hops() uint64 { return s.hops }
+func (s *Sim) Hops() uint64 { return s.fab.Hops() }
 
 // Results collects the run's record as of Now: end-of-run counters and every sample
 // taken. WallTime is left for the caller.
 func (s *Sim) Results() *results.Run {
-	now := s.eng.Now()
+	now := s.fab.Now()
 	run := &results.Run{Backend: Name, Scenario: s.sc.Name, Duration: now}
 	for _, n := range s.hosts {
-		s.fstats = n.h.AppendFlowStats(s.fstats[:0])
+		s.fstats = n.Host().AppendFlowStats(s.fstats[:0])
 		for i := range s.fstats {
 			st := &s.fstats[i]
 			fi, ok := s.flowIdx[st.ID]
@@ -438,7 +326,7 @@ func (s *Sim) Results() *results.Run {
 	}
 	k := 0
 	for _, n := range s.switches {
-		s.pstats = n.sw.AppendStats(s.pstats[:0])
+		s.pstats = n.Switch().AppendStats(s.pstats[:0])
 		for i := range s.pstats {
 			ps := &s.pstats[i]
 			p := s.ports[k]

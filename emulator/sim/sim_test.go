@@ -70,7 +70,7 @@ func TestRTTClosedForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.RunUntil(sc.Duration)
-	st := s.hosts[0].h.FlowStats()[0]
+	st := s.hosts[0].Host().FlowStats()[0]
 	// the transport sends full-MSS packets (1500 - IPv4 - UDP - reef header = 1416 B of
 	// payload), 1514 B on the wire with the Ethernet header; a plain ACK is 98 B
 	data := units.Bytes(1514)

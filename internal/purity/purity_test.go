@@ -18,7 +18,7 @@ import (
 
 // cores lists the pure packages, relative to the module root. A trailing "/..." takes
 // every package below too.
-var cores = []string{"units", "wire", "cc/...", "switchd", "hostd", "hostd/transport", "hostd/workload", "emulator/sim"}
+var cores = []string{"units", "wire", "cc/...", "switchd", "hostd", "hostd/transport", "hostd/workload", "fabric", "emulator/sim"}
 
 // forbiddenImports may not appear in a core package (net/netip is a value type and fine).
 var forbiddenImports = []string{"net", "net/http", "os", "os/exec", "os/signal", "syscall", "golang.org/x/sys/unix", "io/ioutil", "runtime"}

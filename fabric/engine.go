@@ -1,25 +1,4 @@
-// Package sim is reef's discrete-event backend: the whole lab runs in one goroutine on
-// a virtual clock, driving exactly the same switchd.Switch pipelines, hostd.Host
-// transports and cc algorithms as the real daemons. Links are not separate objects: a
-// switch's egress schedule already computes serialisation and propagation, so a frame
-// polled from a node at its Due time is handed to the peer node at that same instant.
-//
-// The core (Engine and the wiring in Sim) never reads a clock and never starts a
-// goroutine: a run with the same plan, scenario and seed gives byte-identical results.
-// Only the Backend.Run wrapper reads the wall clock, for progress reporting.
-//
-// # Usage
-//
-//	s, err := sim.New(p, sc)        // wire the plan, add the scenario's flows
-//	s.RunUntil(sc.Duration)         // or Step in chunks for progress
-//	run := s.Results()
-//
-// # Limitations
-//
-// One pending event per node (htsim's rule): a node's event is re-armed at its
-// NextDeadline after every Receive and Poll, so the heap grows with the number of nodes,
-// not packets.
-package sim
+package fabric
 
 import (
 	"math/bits"
@@ -166,23 +145,37 @@ func (e *Engine) Reschedule(s *Slot, t units.Time) bool {
 	return true
 }
 
-// Next is the time of the earliest pending event (units.Never when none).
+// Next is the time of the earliest pending event (units.Never when none). It drops the
+// parked entries it finds at the top of the heap, as Step would.
 func (e *Engine) Next() units.Time {
 	if e.ncur > 0 {
 		return e.now
 	}
-	t := units.Never
-	for i := range e.q { // parked entries may hide it anywhere: a scan, off the hot path
-		if !e.q[i].s.parked {
-			t = min(t, e.q[i].at)
-		}
+	for len(e.q) > 0 && e.q[0].s.parked {
+		e.remove(0)
 	}
-	return t
+	if len(e.q) == 0 {
+		return units.Never
+	}
+	return e.q[0].at
 }
 
 // Run fires events in order until the next one is after until or none is left, and
 // returns how many it fired. Now is until afterwards (if until is not Never).
 func (e *Engine) Run(until units.Time) (fired uint64) {
+	for e.Step(until) {
+		fired++
+	}
+	if until != units.Never && until > e.now {
+		e.now = until
+	}
+	return fired
+}
+
+// Step fires the earliest pending event if it is due at or before until, and reports
+// whether it fired one. A driver that must stop between two events (a shard handing a
+// frame to its I/O driver) steps; the sim runs.
+func (e *Engine) Step(until units.Time) bool {
 	for {
 		var s *Slot
 		switch {
@@ -203,8 +196,7 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 			if s.parked { // not re-armed past now: drop the entry (the top, unless moved)
 				e.remove(s.hi - 1)
 			}
-			fired++
-			continue
+			return true
 		case e.ncur > 0 && e.now <= until:
 			for e.cur[e.head] == nil {
 				e.head++
@@ -213,15 +205,12 @@ func (e *Engine) Run(until units.Time) (fired uint64) {
 			e.cur[e.head] = nil
 			e.head++
 			e.unqueue0(s)
+			e.now = s.at
+			s.H.Fire(s.at)
+			return true
 		default:
-			if until != units.Never && until > e.now {
-				e.now = until
-			}
-			return fired
+			return false
 		}
-		e.now = s.at
-		s.H.Fire(s.at)
-		fired++
 	}
 }
 

@@ -1,0 +1,277 @@
+package fabric
+
+import (
+	"fmt"
+
+	"reef/hostd"
+	"reef/switchd"
+	"reef/units"
+)
+
+// Fabric is a set of nodes wired on one Engine; see the package doc.
+type Fabric struct {
+	eng   Engine
+	nodes []*Node
+	ext   []peer // external port → the node port it is
+	// out is the frame a switch's Poll returned for an external port, waiting for the
+	// caller of Poll; ok when there is one.
+	out   switchd.Out
+	outOK bool
+	hops  uint64 // frames delivered node to node
+	spins uint64 // wake-ups that found nothing to do at an unchanged deadline
+}
+
+// New returns an empty fabric.
+func New() *Fabric { return &Fabric{} }
+
+// Engine is the fabric's event engine: a backend schedules its own events on it (the
+// sim's sampler and timeline) beside the nodes'.
+func (f *Fabric) Engine() *Engine { return &f.eng }
+
+// Node is one switch or host of a fabric.
+type Node struct {
+	f     *Fabric
+	sw    *switchd.Switch
+	h     *hostd.Host
+	peers []peer
+	slot  Slot
+	last  units.Time
+	spin  int
+}
+
+// peer is where a port's frames go: another node's port, an external port of the
+// fabric (ext ≥ 0), or nowhere (n nil, ext < 0: the frame leaves the lab).
+type peer struct {
+	n    *Node
+	port int
+	ext  int
+}
+
+// AddSwitch adds sw, all of its ports unwired.
+func (f *Fabric) AddSwitch(sw *switchd.Switch) *Node {
+	return f.add(&Node{sw: sw, peers: make([]peer, sw.NumPorts())})
+}
+
+// AddHost adds h, its one port unwired.
+func (f *Fabric) AddHost(h *hostd.Host) *Node {
+	return f.add(&Node{h: h, peers: make([]peer, 1)})
+}
+
+func (f *Fabric) add(n *Node) *Node {
+	n.f = f
+	n.slot.H = n
+	for i := range n.peers {
+		n.peers[i].ext = -1
+	}
+	f.nodes = append(f.nodes, n)
+	return n
+}
+
+// Link wires port ap of a and port bp of b to each other, in memory.
+func (f *Fabric) Link(a *Node, ap int, b *Node, bp int) error {
+	if err := a.checkPort(ap); err != nil {
+		return err
+	}
+	if err := b.checkPort(bp); err != nil {
+		return err
+	}
+	a.peers[ap] = peer{n: b, port: bp, ext: -1}
+	b.peers[bp] = peer{n: a, port: ap, ext: -1}
+	return nil
+}
+
+// External makes port of switch n an external port of the fabric and returns its
+// index: the frames n sends on it come out of Poll with Out.Port set to that index, and
+// Receive takes the frames that arrive on it.
+func (f *Fabric) External(n *Node, port int) (int, error) {
+	if n.sw == nil {
+		return 0, fmt.Errorf("fabric: host %s: external host ports are not supported", n.Name())
+	}
+	if err := n.checkPort(port); err != nil {
+		return 0, err
+	}
+	i := len(f.ext)
+	n.peers[port] = peer{ext: i}
+	f.ext = append(f.ext, peer{n: n, port: port, ext: i})
+	return i, nil
+}
+
+func (n *Node) checkPort(p int) error {
+	if p < 0 || p >= len(n.peers) {
+		return fmt.Errorf("fabric: %s has no port %d (it has %d)", n.Name(), p, len(n.peers))
+	}
+	if n.peers[p].n != nil || n.peers[p].ext >= 0 {
+		return fmt.Errorf("fabric: %s port %d is wired twice", n.Name(), p)
+	}
+	return nil
+}
+
+// Start arms every node at its first deadline. Call it once, after wiring.
+func (f *Fabric) Start() {
+	for _, n := range f.nodes {
+		n.Rearm()
+	}
+}
+
+// Run fires every event up to until (virtual time: the sim). A fabric with external
+// ports is driven by Poll instead; Run drops what it would have sent on them.
+func (f *Fabric) Run(until units.Time) uint64 {
+	fired := f.eng.Run(until)
+	f.outOK = false
+	return fired
+}
+
+// Now is the time the engine has reached.
+func (f *Fabric) Now() units.Time { return f.eng.Now() }
+
+// Hops is the number of frames delivered from one node to the next so far, in memory
+// (packet-hops), and Spins the wake-ups that found nothing to do.
+func (f *Fabric) Hops() uint64  { return f.hops }
+func (f *Fabric) Spins() uint64 { return f.spins }
+
+// Receive hands the fabric a frame that arrived on external port ext at at (its
+// computed arrival: it may be earlier than times already reached). The fabric copies
+// it. A frame for a port the fabric does not have is ignored.
+func (f *Fabric) Receive(at units.Time, ext int, frame []byte) {
+	if ext < 0 || ext >= len(f.ext) {
+		return
+	}
+	p := f.ext[ext]
+	p.n.sw.Receive(at, p.port, frame)
+	p.n.Rearm()
+}
+
+// NextDeadline is the earliest time Poll has work (units.Never: idle).
+func (f *Fabric) NextDeadline() units.Time {
+	if f.outOK {
+		return f.eng.Now()
+	}
+	return f.eng.Next()
+}
+
+// Poll fires the fabric's events due at or before now, each at its own time, until a
+// frame leaves on an external port, and returns it (Port: the external port; Frame
+// valid until the next call on the fabric). It returns false when nothing more is due
+// by now.
+func (f *Fabric) Poll(now units.Time) (switchd.Out, bool) {
+	for !f.outOK && f.eng.Step(now) {
+	}
+	if !f.outOK {
+		return switchd.Out{}, false
+	}
+	f.outOK = false
+	return f.out, true
+}
+
+// Name is the node's switch or host name.
+func (n *Node) Name() string {
+	if n.sw != nil {
+		return n.sw.Name()
+	}
+	return n.h.Config().Name
+}
+
+// Switch is the node's switch (nil for a host); Host its host (nil for a switch).
+func (n *Node) Switch() *switchd.Switch { return n.sw }
+func (n *Node) Host() *hostd.Host       { return n.h }
+
+// Fire polls the node and hands every frame due to its peer at its Due. A frame for an
+// external port stops it: the node fires again at now once Poll's caller has taken it.
+func (n *Node) Fire(now units.Time) {
+	sent := false
+	if n.sw != nil {
+		for {
+			out, ok := n.sw.Poll(now)
+			if !ok {
+				break
+			}
+			sent = true
+			if n.deliver(out.Port, out.Due, out.Frame) {
+				n.f.eng.Set(&n.slot, now)
+				n.last, n.spin = now, 0
+				return
+			}
+			// A switch's deadline is exact and no later than its next frame's Due, so
+			// past now the next Poll would find nothing: skip it. (What it would have
+			// done, scheduling a queue's head, the next call does in time order.)
+			if n.sw.NextDeadline() > now {
+				break
+			}
+		}
+	} else {
+		for {
+			out, ok := n.h.Poll(now)
+			if !ok {
+				break
+			}
+			sent = true
+			n.deliver(0, out.Due, out.Frame)
+		}
+	}
+	// A node whose deadline stays at now without producing anything would spin; the
+	// cores promise progress, so count it and move on by a nanosecond.
+	if !sent && n.last == now {
+		n.spin++
+	} else {
+		n.spin = 0
+	}
+	n.last = now
+	n.Rearm()
+	if n.spin > 16 && n.slot.Pending() && n.slot.At() <= now {
+		n.f.spins++
+		n.f.eng.Set(&n.slot, now+1)
+	}
+}
+
+// deliver hands a frame n sent on port to the peer at due; it reports whether the frame
+// went to an external port (and waits in f.out for Poll's caller).
+func (n *Node) deliver(port int, due units.Time, frame []byte) bool {
+	p := n.peers[port]
+	if p.n == nil {
+		if p.ext >= 0 {
+			n.f.out, n.f.outOK = switchd.Out{Port: p.ext, Frame: frame, Due: due}, true
+			return true
+		}
+		return false // an unwired port: the frame leaves the lab
+	}
+	n.f.hops++
+	switch {
+	case p.n.sw != nil && n.sw != nil:
+		p.n.sw.Forward(due, p.port, n.sw) // frame is n.sw's last Poll: handed over, not copied
+	case p.n.sw != nil:
+		// A host's frame: the switch takes its storage and the host gets a buffer back.
+		if spare := p.n.sw.ReceiveBuffer(due, p.port, frame); spare != nil {
+			n.h.SwapFrame(spare)
+		}
+	default:
+		p.n.h.Receive(due, p.port, frame)
+	}
+	// A frame received at due cannot make the peer's deadline earlier than due, so a
+	// wake-up already pending by then stands (it re-arms when it fires).
+	if !p.n.slot.Pending() || p.n.slot.At() > due {
+		p.n.Rearm()
+	}
+	return false
+}
+
+// Rearm keeps the node's one pending event at its NextDeadline; call it after changing
+// the node from outside the fabric (a rate change, a sample that read its queues). A
+// deadline that moved later leaves the earlier event in place: an early Poll is
+// harmless.
+func (n *Node) Rearm() {
+	var d units.Time
+	if n.sw != nil {
+		d = n.sw.NextDeadline()
+	} else {
+		d = n.h.NextDeadline()
+	}
+	if d == units.Never {
+		return
+	}
+	if d < n.f.eng.now {
+		d = n.f.eng.now
+	}
+	if !n.slot.Pending() || d < n.slot.At() {
+		n.f.eng.Set(&n.slot, d)
+	}
+}
