@@ -37,6 +37,10 @@ type RunOptions struct {
 	Progress func(reached, total units.Time)
 	// Capture lists NODE or NODE:PORT to capture to pcapng in OutDir.
 	Capture []string
+	// Shards is how many switch daemons (shards) carry the lab's switches on a real
+	// backend, the links inside a shard in memory (0: the backend's default). The sim
+	// ignores it.
+	Shards int
 	// Observe, when set, is called now and then with what the run measured so far (a
 	// live view: emulator/dashboard). The backend hands over a fresh Run each time and
 	// only appends to its Samples afterwards; the callee must not modify it. Backends

@@ -17,6 +17,9 @@ type Fabric struct {
 	// caller of Poll; ok when there is one.
 	out   switchd.Out
 	outOK bool
+	// wall is the time of the last Poll: the real time the frames it fires are
+	// released at, for the switches' lateness (switchd.Switch.SetWall). 0 in the sim.
+	wall  units.Time
 	hops  uint64 // frames delivered node to node
 	spins uint64 // wake-ups that found nothing to do at an unchanged deadline
 }
@@ -154,6 +157,7 @@ func (f *Fabric) NextDeadline() units.Time {
 // valid until the next call on the fabric). It returns false when nothing more is due
 // by now.
 func (f *Fabric) Poll(now units.Time) (switchd.Out, bool) {
+	f.wall = now
 	for !f.outOK && f.eng.Step(now) {
 	}
 	if !f.outOK {
@@ -180,6 +184,7 @@ func (n *Node) Host() *hostd.Host       { return n.h }
 func (n *Node) Fire(now units.Time) {
 	sent := false
 	if n.sw != nil {
+		n.sw.SetWall(n.f.wall)
 		for {
 			out, ok := n.sw.Poll(now)
 			if !ok {

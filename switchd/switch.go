@@ -51,8 +51,11 @@ type Switch struct {
 	pool   *pool
 
 	now units.Time // every event up to now has been processed
-	nin int        // frames in ingress delay lines
-	nx  next       // cached earliest event times (see next)
+	// wall is when the frames Poll returns are really released (SetWall), if later
+	// than now: what their lateness is measured against.
+	wall units.Time
+	nin  int  // frames in ingress delay lines
+	nx   next // cached earliest event times (see next)
 	// pn caches each port's share of nx; dirty has bit i set when port i changed since
 	// its share was computed (see touch).
 	pn    []portNext
@@ -265,7 +268,7 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	} else {
 		p = e.q.pop()
 		e.ndep--
-		e.late.Add(s.now - p.due)
+		e.late.Add(max(s.now, s.wall) - p.due)
 		if p.hop != 0 {
 			e.setQLen(s.pool.buf(p.buf)[:p.n], &p)
 		}
@@ -275,6 +278,13 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	s.lent, s.lentN = p.buf, p.n
 	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due}, true
 }
+
+// SetWall tells the switch that the frames its next Polls return are released to the
+// wire at wall, which may be later than the now they are polled at: a driver that runs
+// the switch in event time behind the real clock (a shard's fabric) sets it, so that a
+// port's lateness is wall − Due, as when the switch is polled at the real time itself.
+// Nothing else depends on it.
+func (s *Switch) SetWall(wall units.Time) { s.wall = wall }
 
 // SetPortRate changes port's egress rate at now (a timeline event). The frame being
 // serialised finishes at the old rate; the next starts at the new one. A rate ≤ 0 or

@@ -12,7 +12,7 @@ import (
 
 	"reef/emulator/netns"
 	"reef/switchd"
-	"reef/units"
+	"reef/switchd/shard"
 )
 
 func init() { commands = append(commands, statsCmd) }
@@ -42,14 +42,6 @@ time).`,
 	return c
 }
 
-// statsFile is the part of switchd's stats file (cmd/switchd Report) stats prints.
-type statsFile struct {
-	Node  string              `json:"node"`
-	Time  units.Time          `json:"time"`
-	Final bool                `json:"final"`
-	Ports []switchd.PortStats `json:"ports"`
-}
-
 func statsRun(w io.Writer, lab, node string) error {
 	st, err := netns.ReadState("", lab)
 	if err != nil {
@@ -68,7 +60,7 @@ func statsRun(w io.Writer, lab, node string) error {
 	if err != nil {
 		return fmt.Errorf("switch %s has written no statistics yet: %w", node, err)
 	}
-	var s statsFile
+	var s shard.Report
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -79,7 +71,7 @@ func statsRun(w io.Writer, lab, node string) error {
 	return printStats(w, &s, &cfg)
 }
 
-func printStats(w io.Writer, s *statsFile, cfg *switchd.Config) error {
+func printStats(w io.Writer, s *shard.Report, cfg *switchd.Config) error {
 	state := "live"
 	if s.Final {
 		state = "final"

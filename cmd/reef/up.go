@@ -24,6 +24,7 @@ type upOptions struct {
 	backend string
 	image   string
 	images  []string
+	shards  int
 }
 
 func upCmd(o *options) *cobra.Command {
@@ -32,8 +33,10 @@ func upCmd(o *options) *cobra.Command {
 		Use:   "up FILE",
 		Short: "bring a topology up on network namespaces (hosts, veths, switch daemons)",
 		Long: `up loads a topology file, plans it and brings it up on network namespaces: one
-namespace per node (reef-<lab>-<node>), a veth pair per link, a switchd daemon per
-switch. The lab stays up until "reef down". Run commands in it with "reef exec".
+namespace per node (reef-<lab>-<node>), a veth pair per link, and the switches in
+shards: a switchd daemon runs several switches, and the links between switches of one
+shard are carried in memory, with no veth (--shards N; default one shard per CPU,
+placed to cut few links: a fat-tree splits by pods). up prints the placement. The lab stays up until "reef down". Run commands in it with "reef exec".
 
 The switchd binary is $REEF_SWITCHD, else a switchd next to the reef binary, else built
 with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef module.
@@ -53,6 +56,7 @@ the image you name (--host-image, --image h1=myimage), switches reef/switchd:dev
 	c.Flags().StringVar(&u.backend, "backend", "netns", "backend: netns or docker (a container per node)")
 	c.Flags().StringVar(&u.image, "host-image", "", "docker: image of every host (default "+docker.HostdImage+")")
 	c.Flags().StringArrayVar(&u.images, "image", nil, "docker: HOST=IMAGE, the image of one host (repeatable)")
+	c.Flags().IntVar(&u.shards, "shards", 0, "netns: how many switch daemons carry the switches, links inside one in memory (default: one per CPU)")
 	return c
 }
 
@@ -68,7 +72,7 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	no := netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file}
+	no := netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file, Shards: u.shards}
 	var lab *netns.Lab
 	switch u.backend {
 	case "netns", "":
@@ -91,5 +95,8 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	}
 	fmt.Printf("lab %s is up: %d hosts, %d switches, %d links (reef exec NODE -- CMD; reef down %s)\n",
 		lab.Name, len(p.Hosts), len(p.Switches), len(p.Links), lab.Name)
+	if len(lab.Partition.Shards) > 0 {
+		fmt.Printf("switch daemons: %s\n", lab.Partition.String(p))
+	}
 	return nil
 }

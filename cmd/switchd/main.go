@@ -1,29 +1,32 @@
-// Command switchd is one reef switch: it reads its switchd.Config (JSON, written by the
-// planner), opens its ports with the AF_PACKET driver (switchd/afpacket) in the network
-// namespace it was started in, and forwards until SIGTERM or SIGINT.
+// Command switchd is one reef switch daemon: it runs a shard (switchd/shard), one or
+// more switches wired in memory, opens the shard's external ports with the AF_PACKET
+// driver (switchd/afpacket), each in its own network namespace, and forwards until
+// SIGTERM or SIGINT.
 //
 // # Usage
 //
-//	switchd --config tor1.json --epoch 123456789 --stats tor1.stats.json [--ready-fd 3]
+//	switchd --shard shard1.json --epoch 123456789 --stats 'DIR/{node}.stats.json' [--ready-fd 3]
+//	switchd --config tor1.json ...   # one switch, every port in the daemon's namespace
 //
 // --epoch is the lab's time zero in CLOCK_MONOTONIC nanoseconds, the same for every
-// daemon of a lab. The stats file is rewritten every --stats-interval with the pipeline's
-// per-port counters and the driver's own, and a last time on exit ("final": true), so
-// tools read live stats from it. With --ready-fd the daemon writes one byte to that fd
-// once its ports are open, then closes it; its parent (reef up) waits for that byte.
+// daemon of a lab. Each switch's stats file ({node} is replaced by its name) is
+// rewritten every --stats-interval with the pipeline's per-port counters and the
+// driver's own, and a last time on exit ("final": true), so tools read live stats from
+// it. With --ready-fd the daemon writes one byte to that fd once its ports are open,
+// then closes it; its parent (reef up) waits for that byte.
 //
 // For a run (the netns backend's Backend.Run) it also takes
 //
 //	--run-epoch NS --sample-interval 1ms --samples DIR/{node}.samples.json --events events.json
 //
-// and then samples every port each interval of run time (lab time minus --run-epoch),
-// applies the run's timeline events to its ports at their run times, both from the
-// datapath thread, and writes the time series with the final counters and lateness on
-// exit (see samples.go).
+// and then samples every port each interval of run time (lab time minus --run-epoch)
+// and applies the run's timeline events to its ports at their run times, both as events
+// of the shard's engine, in time order with the frames, and writes each switch's time
+// series with the final counters and lateness on exit.
 //
 // # Limitations
 //
-// Linux only; needs CAP_NET_RAW. One daemon per switch.
+// Linux only; needs CAP_NET_RAW (and CAP_SYS_ADMIN for ports in other namespaces).
 package main
 
 import (
@@ -37,26 +40,15 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"reef/switchd"
 	"reef/switchd/afpacket"
+	"reef/switchd/shard"
 	"reef/units"
 )
-
-// Report is what the stats file holds.
-type Report struct {
-	Node string `json:"node"`
-	// Time is the lab time of the snapshot.
-	Time units.Time `json:"time"`
-	// Final is true for the snapshot written on exit.
-	Final bool `json:"final"`
-	// Ports are the pipeline's counters, in port order.
-	Ports []switchd.PortStats `json:"ports"`
-	// Driver holds the I/O driver's counters.
-	Driver afpacket.Stats `json:"driver"`
-}
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -74,102 +66,122 @@ func main() {
 // degraded (13-15 timers fired before their ACKs were read, against none without).
 const DefaultSpin = 0
 
-func run(log *slog.Logger) error {
-	var (
-		cfgPath    = flag.String("config", "", "switch config (JSON switchd.Config)")
-		epoch      = flag.Int64("epoch", -1, "lab time zero, CLOCK_MONOTONIC ns (default: now)")
-		statsPath  = flag.String("stats", "", "stats file, rewritten periodically and on exit")
-		interval   = flag.Duration("stats-interval", time.Second, "how often to rewrite the stats file")
-		readyFd    = flag.Int("ready-fd", -1, "fd to write one byte to once the ports are open")
-		ringFrames = flag.Int("ring-frames", 512, "RX ring slots per port")
-		rtPrio     = flag.Int("rt-priority", 10, "run the datapath thread (only) under SCHED_FIFO at this priority (0: off; best effort)")
-		nice       = flag.Int("nice", -20, "nice value of every thread (best effort)")
-		rtAll      = flag.Bool("rt-all-threads", true, "run the runtime's threads under SCHED_FIFO at --rt-priority too")
-		spin       = flag.Duration("spin", DefaultSpin, "busy-poll this long before each deadline instead of sleeping (0: off)")
-		busyPoll   = flag.Duration("busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
-	)
+// flags are the daemon's command line.
+type flags struct {
+	shard, config, stats, samples, events string
+	epoch, runEpoch                       int64
+	interval, sampleInterval              time.Duration
+	readyFd, ringFrames, rtPrio, nice     int
+	rtAll                                 bool
+	spin, busyPoll, quantum               time.Duration
+}
+
+func parseFlags() *flags {
+	f := &flags{}
+	flag.StringVar(&f.shard, "shard", "", "shard config (JSON shard.Config): the switches this daemon runs")
+	flag.StringVar(&f.config, "config", "", "one switch's config (JSON switchd.Config), every port in this namespace")
+	flag.Int64Var(&f.epoch, "epoch", -1, "lab time zero, CLOCK_MONOTONIC ns (default: now)")
+	flag.StringVar(&f.stats, "stats", "", "stats file, rewritten periodically and on exit; {node} is replaced by the switch's name")
+	flag.DurationVar(&f.interval, "stats-interval", time.Second, "how often to rewrite the stats file")
+	flag.IntVar(&f.readyFd, "ready-fd", -1, "fd to write one byte to once the ports are open")
+	flag.IntVar(&f.ringFrames, "ring-frames", 512, "RX ring slots per port")
+	flag.IntVar(&f.rtPrio, "rt-priority", 10, "run the datapath thread (only) under SCHED_FIFO at this priority (0: off; best effort)")
+	flag.IntVar(&f.nice, "nice", -20, "nice value of every thread (best effort)")
+	flag.BoolVar(&f.rtAll, "rt-all-threads", true, "run the runtime's threads under SCHED_FIFO at --rt-priority too")
+	flag.DurationVar(&f.spin, "spin", DefaultSpin, "busy-poll this long before each deadline instead of sleeping (0: off)")
+	flag.DurationVar(&f.busyPoll, "busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
+	flag.DurationVar(&f.quantum, "quantum", 0, "wake only on a grid of this period, releasing what fell due within it together (0: at every deadline)")
+	flag.StringVar(&f.samples, "samples", "", "write the run's per-port samples and final counters (JSON) here on exit; {node} is replaced by the switch's name")
+	flag.DurationVar(&f.sampleInterval, "sample-interval", 0, "sample every port this often (run time); 0: no time series")
+	flag.Int64Var(&f.runEpoch, "run-epoch", -1, "the run's time zero, CLOCK_MONOTONIC ns (default: --epoch)")
+	flag.StringVar(&f.events, "events", "", "timeline events (JSON []shard.PortEvent; entries for other switches are ignored)")
 	flag.Parse()
+	return f
+}
+
+func run(log *slog.Logger) error {
+	f := parseFlags()
 	// The datapath allocates nothing per packet. Without GC cycles nothing ever scans
 	// its goroutine: a scan in progress makes a SCHED_FIFO thread spin in exitsyscall
 	// until the (lower-priority) scanning thread gets a CPU. Off before any thread
 	// exists that could be caught mid-cycle; the memory limit still bounds the heap.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(1 << 30)
-	if *cfgPath == "" {
-		return errors.New("switchd: --config is required")
-	}
-	b, err := os.ReadFile(*cfgPath)
-	if err != nil {
-		return fmt.Errorf("switchd: %w", err)
-	}
-	var cfg switchd.Config
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return fmt.Errorf("switchd: %s: %w", *cfgPath, err)
-	}
-	sw, err := switchd.New(cfg)
-	if err != nil {
-		return fmt.Errorf("switchd: %s: %w", *cfgPath, err)
-	}
-	if *epoch < 0 {
-		*epoch = afpacket.MonotonicNow()
-	}
-	clock, err := afpacket.NewClock(*epoch)
+	cfg, err := readConfig(f)
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(cfg.Ports))
-	mtu := 0
-	for i, p := range cfg.Ports {
-		names[i] = p.Name
-		mtu = max(mtu, p.MTU)
+	if len(cfg.Switches) > 1 {
+		for _, p := range []string{f.stats, f.samples} {
+			if p != "" && !strings.Contains(p, "{node}") {
+				return fmt.Errorf("switchd: shard %s runs %d switches: --stats and --samples need {node} in their paths", cfg.Name, len(cfg.Switches))
+			}
+		}
 	}
-	snapshots := make(chan []byte, 1)
-	report := func(now units.Time, st *afpacket.Stats, final bool) []byte {
-		r := Report{Node: cfg.Name, Time: now, Final: final, Ports: sw.Stats(), Driver: *st}
-		out, _ := json.MarshalIndent(&r, "", "  ") // plain data: cannot fail
-		return out
+	if f.epoch < 0 {
+		f.epoch = afpacket.MonotonicNow()
+	}
+	clock, err := afpacket.NewClock(f.epoch)
+	if err != nil {
+		return err
+	}
+	rc, err := runConfig(f)
+	if err != nil {
+		return err
+	}
+	sh, err := shard.New(cfg, rc)
+	if err != nil {
+		return fmt.Errorf("switchd: %w", err)
 	}
 	dcfg := afpacket.Config{
-		Ports:      names,
-		Port:       afpacket.PortOptions{MTU: mtu, RingFrames: *ringFrames, QdiscBypass: true},
 		Clock:      clock,
-		RTPriority: *rtPrio,
-		Spin:       units.Time(*spin),
-		BusyPoll:   units.Time(*busyPoll),
+		RTPriority: f.rtPrio,
+		Spin:       units.Time(f.spin),
+		BusyPoll:   units.Time(f.busyPoll),
+		Quantum:    units.Time(f.quantum),
 	}
-	if *statsPath != "" && *interval > 0 {
-		dcfg.Tick = units.Time(*interval)
+	mtu := 0
+	for _, sc := range cfg.Switches {
+		for _, p := range sc.Ports {
+			mtu = max(mtu, p.MTU)
+		}
+	}
+	dcfg.Port = afpacket.PortOptions{MTU: mtu, RingFrames: f.ringFrames, QdiscBypass: true}
+	for _, p := range cfg.Ports {
+		dcfg.Ports = append(dcfg.Ports, p.Iface)
+		dcfg.Netns = append(dcfg.Netns, p.Netns)
+	}
+	snapshots := make(chan []shard.Report, 1)
+	if f.stats != "" && f.interval > 0 {
+		dcfg.Tick = units.Time(f.interval)
 		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) {
 			select {
-			case snapshots <- report(now, st, false):
+			case snapshots <- reports(sh, now, st, false):
 			default: // the writer is behind; skip this snapshot
 			}
 		}
 	}
-	node, err := newRunNode(sw, &cfg, *epoch)
-	if err != nil {
-		return err
-	}
-	drv, err := afpacket.Open(node, dcfg)
+	drv, err := afpacket.Open(sh, dcfg)
 	if err != nil {
 		return err
 	}
 	defer drv.Close()
-	afpacket.NiceThreads(*nice)
-	if *rtPrio > 0 && *rtAll {
+	afpacket.NiceThreads(f.nice)
+	if f.rtPrio > 0 && f.rtAll {
 		// Every runtime thread at the datapath's own priority: when the runtime
 		// preempts the locked datapath goroutine, another thread must run the
 		// scheduler to hand it back, and an ordinary thread waits behind the machine's
 		// load for that (tens of ms measured). With GC off nothing scans goroutines,
 		// which is what made RT runtime threads livelock before (see RealtimeThreads).
-		afpacket.RealtimeThreads(*rtPrio)
+		afpacket.RealtimeThreads(f.rtPrio)
 	}
-	if *readyFd >= 0 {
-		f := os.NewFile(uintptr(*readyFd), "ready")
-		_, _ = f.Write([]byte{1})
-		f.Close()
+	if f.readyFd >= 0 {
+		rf := os.NewFile(uintptr(f.readyFd), "ready")
+		_, _ = rf.Write([]byte{1})
+		rf.Close()
 	}
-	log.Info("switchd up", "switch", cfg.Name, "ports", len(names), "epoch", *epoch)
+	log.Info("switchd up", "shard", cfg.Name, "switches", len(cfg.Switches), "ports", len(cfg.Ports),
+		"in_memory_links", len(cfg.Links), "epoch", f.epoch)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -179,7 +191,7 @@ func run(log *slog.Logger) error {
 		for {
 			select {
 			case b := <-snapshots:
-				_ = writeFile(*statsPath, b)
+				_ = writeReports(f.stats, b)
 			case <-ctx.Done():
 				return
 			}
@@ -190,20 +202,107 @@ func run(log *slog.Logger) error {
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
-	if *statsPath != "" {
-		st := drv.Stats()
-		if werr := writeFile(*statsPath, report(clock.Now(), &st, true)); werr != nil {
+	now := clock.Now()
+	st := drv.Stats()
+	if f.stats != "" {
+		if werr := writeReports(f.stats, reports(sh, now, &st, true)); werr != nil {
 			err = errors.Join(err, fmt.Errorf("switchd: stats: %w", werr))
 		}
 	}
-	if werr := node.writeSamples(cfg.Name, clock.Now()); werr != nil {
-		err = errors.Join(err, werr)
+	if f.samples != "" {
+		for i, sc := range cfg.Switches {
+			s := sh.Samples(i, now)
+			b, merr := json.Marshal(&s)
+			if merr == nil {
+				merr = writeFile(strings.ReplaceAll(f.samples, "{node}", sc.Name), b)
+			}
+			if merr != nil {
+				err = errors.Join(err, fmt.Errorf("switchd: %s samples: %w", sc.Name, merr))
+			}
+		}
 	}
-	st := drv.Stats()
-	log.Info("switchd down", "switch", cfg.Name, "wakeups", st.Wakeups, "timer_wakes", st.TimerWakes,
+	log.Info("switchd down", "shard", cfg.Name, "in_memory_hops", sh.Hops(), "wakeups", st.Wakeups, "timer_wakes", st.TimerWakes,
 		"timer_arms", st.TimerArms, "arm_lead_us_log2", st.ArmLead, "wake_late_us_log2", st.WakeLate,
 		"resumes", st.Resumes, "stalls", st.Stalls, "cpu", st.CPUTime)
 	return err
+}
+
+// readConfig reads --shard, or --config as the shard of that one switch.
+func readConfig(f *flags) (*shard.Config, error) {
+	path := f.shard
+	if (f.shard == "") == (f.config == "") {
+		return nil, errors.New("switchd: give one of --shard or --config")
+	}
+	if path == "" {
+		path = f.config
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("switchd: %w", err)
+	}
+	var cfg shard.Config
+	if f.shard != "" {
+		err = json.Unmarshal(b, &cfg)
+	} else {
+		var sc switchd.Config
+		if err = json.Unmarshal(b, &sc); err == nil {
+			cfg = shard.Single(sc)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("switchd: %s: %w", path, err)
+	}
+	return &cfg, nil
+}
+
+// runConfig reads the run flags.
+func runConfig(f *flags) (shard.Run, error) {
+	rc := shard.Run{SampleInterval: units.Time(f.sampleInterval), SampleCap: sampleCap(f.sampleInterval)}
+	if f.runEpoch >= 0 {
+		rc.Offset = units.Time(f.runEpoch - f.epoch)
+	}
+	if f.events != "" {
+		b, err := os.ReadFile(f.events)
+		if err != nil {
+			return rc, fmt.Errorf("switchd: events: %w", err)
+		}
+		if err := json.Unmarshal(b, &rc.Events); err != nil {
+			return rc, fmt.Errorf("switchd: events %s: %w", f.events, err)
+		}
+	}
+	return rc, nil
+}
+
+// sampleCap guesses how many samples a run takes, to allocate once.
+func sampleCap(interval time.Duration) int {
+	if interval <= 0 {
+		return 0
+	}
+	return int(min(10*time.Second/interval, 1<<16))
+}
+
+// reports snapshots every switch's stats Report (on the datapath thread).
+func reports(sh *shard.Shard, now units.Time, st *afpacket.Stats, final bool) []shard.Report {
+	cfg := sh.Config()
+	out := make([]shard.Report, len(cfg.Switches))
+	for i, sc := range cfg.Switches {
+		out[i] = shard.Report{Node: sc.Name, Shard: cfg.Name, Time: now, Final: final, Ports: sh.Switch(i).Stats(), Driver: *st}
+		out[i].Driver.Ports = nil
+		for _, k := range sh.External(i) {
+			out[i].Driver.Ports = append(out[i].Driver.Ports, st.Ports[k])
+		}
+	}
+	return out
+}
+
+// writeReports writes each switch's Report to its stats file.
+func writeReports(pattern string, rs []shard.Report) error {
+	var errs []error
+	for i := range rs {
+		b, _ := json.MarshalIndent(&rs[i], "", "  ") // plain data: cannot fail
+		errs = append(errs, writeFile(strings.ReplaceAll(pattern, "{node}", rs[i].Node), b))
+	}
+	return errors.Join(errs...)
 }
 
 // writeFile replaces path atomically.

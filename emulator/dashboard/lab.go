@@ -14,6 +14,7 @@ import (
 	"reef/emulator/results"
 	"reef/hostd"
 	"reef/switchd"
+	"reef/switchd/shard"
 	"reef/units"
 )
 
@@ -31,15 +32,6 @@ type Lab struct {
 	ports []results.Port        // our own records; snapshots get copies of the slice
 	index map[string]int        // "switch/port" → index in ports
 	seen  map[string]units.Time // switch → time of the last report taken
-}
-
-// statsFile is the part of a switchd stats file the dashboard reads (cmd/switchd
-// Report).
-type statsFile struct {
-	Node  string              `json:"node"`
-	Time  units.Time          `json:"time"`
-	Final bool                `json:"final"`
-	Ports []switchd.PortStats `json:"ports"`
 }
 
 // OpenLab opens lab name under runDir ("" means netns.DefaultRunDir), polling its stats
@@ -168,7 +160,7 @@ func (l *Lab) poll() {
 			final = false
 			continue // not written yet, or the lab is going down
 		}
-		var r statsFile
+		var r shard.Report
 		if err := json.Unmarshal(b, &r); err != nil {
 			final = false
 			continue // caught mid-write by a non-atomic writer: next time

@@ -13,6 +13,7 @@ import (
 	"reef/emulator/netns"
 	"reef/emulator/results"
 	"reef/switchd"
+	"reef/switchd/shard"
 	"reef/units"
 )
 
@@ -198,7 +199,7 @@ func fakeLab(t *testing.T) (runDir string, write func(node string, now units.Tim
 	writeFile(t, filepath.Join(dir, "s1.json"), switchd.Config{Name: "s1", Ports: []switchd.PortConfig{port("p1", "h1:eth0", true), port("p2", "s2:p2", false)}})
 	writeFile(t, filepath.Join(dir, "s2.json"), switchd.Config{Name: "s2", Ports: []switchd.PortConfig{port("p1", "h2:eth0", true), port("p2", "s1:p2", false)}})
 	write = func(node string, now units.Time, txBytes uint64, final bool) {
-		r := statsFile{Node: node, Time: now, Final: final, Ports: []switchd.PortStats{
+		r := shard.Report{Node: node, Time: now, Final: final, Ports: []switchd.PortStats{
 			{Name: "p1", Rate: units.Gbps, TxBytes: txBytes / 10, TxPackets: txBytes / 15000},
 			{Name: "p2", Rate: units.Gbps, TxBytes: txBytes, TxPackets: txBytes / 1500, QueueBytes: 30000, ECNMarks: 7}}}
 		writeFile(t, filepath.Join(dir, node+".stats.json"), r)

@@ -127,23 +127,34 @@ func TestHPCCRecordsOnNetns(t *testing.T) {
 		}
 		caps = append(caps, c...)
 	}
-	// Each switch logs its lab epoch when it comes up; the records' TS count from it.
-	epochs := map[string]units.Time{}
-	for _, s := range p.Switches {
-		name := s.Config.Name
-		b, err := os.ReadFile(filepath.Join(out, name+".switchd.log"))
+	// Each switch daemon (a shard) logs its lab epoch when it comes up; the records'
+	// TS count from it, and every daemon of a lab shares it.
+	logs, err := filepath.Glob(filepath.Join(out, "*.switchd.log"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no switchd logs in %s (%v)", out, err)
+	}
+	var epoch units.Time
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := epochLog.FindSubmatch(b)
 		if m == nil {
-			t.Fatalf("%s.switchd.log has no \"switchd up\" line with the epoch", name)
+			t.Fatalf("%s has no \"switchd up\" line with the epoch", l)
 		}
 		e, err := strconv.ParseInt(string(m[1]), 10, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		epochs[name] = units.Time(e)
+		if epoch != 0 && units.Time(e) != epoch {
+			t.Fatalf("%s: epoch %d, another daemon's %d", l, e, epoch)
+		}
+		epoch = units.Time(e)
+	}
+	epochs := map[string]units.Time{}
+	for _, s := range p.Switches {
+		epochs[s.Config.Name] = epoch
 	}
 	checkHPCC(t, p, run, caps, intOn, epochs, hops)
 }

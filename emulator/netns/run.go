@@ -21,6 +21,7 @@ import (
 	"reef/hostd"
 	"reef/hostd/daemon"
 	"reef/switchd/afpacket"
+	"reef/switchd/shard"
 	"reef/units"
 )
 
@@ -90,24 +91,7 @@ type runState struct {
 	log    *slog.Logger
 	jobs   map[string]*daemon.Job // by host, for every host in a flow
 	hosts  []string               // plan order
-	events []PortEvent
-}
-
-// PortEvent is a timeline event for one switch port, in run time, as switchd reads it
-// from its --events file.
-type PortEvent struct {
-	Switch string     `json:"switch"`
-	Port   int        `json:"port"`
-	At     units.Time `json:"at"`
-	Kind   string     `json:"kind"`
-	Rate   units.Rate `json:"rate,omitempty"`
-}
-
-// SwitchSamples is what switchd writes to its --samples file on exit.
-type SwitchSamples struct {
-	Node  string         `json:"node"`
-	Time  units.Time     `json:"time"`
-	Ports []results.Port `json:"ports"`
+	events []shard.PortEvent
 }
 
 func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*runState, error) {
@@ -205,7 +189,7 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 			if end.IsHost {
 				continue // a host NIC keeps its rate; the switch side of the link shapes it
 			}
-			r.events = append(r.events, PortEvent{Switch: end.Node, Port: end.Port, At: ev.At, Kind: ev.Kind, Rate: ev.Rate})
+			r.events = append(r.events, shard.PortEvent{Switch: end.Node, Port: end.Port, At: ev.At, Kind: ev.Kind, Rate: ev.Rate})
 		}
 	}
 	if r.b.Up.Switchd == "" && len(p.Switches) > 0 {
@@ -230,13 +214,14 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 // (switchd --rt-priority 10).
 const hostRTPriority = 10
 
-// hostProc is one running host daemon.
+// hostProc is one running host daemon and the hosts it runs.
 type hostProc struct {
-	name string
-	cmd  *exec.Cmd
-	out  string
-	done chan struct{}
-	err  error
+	name  string   // the daemon's name: its first host's, or its group's
+	hosts []string // the hosts it runs
+	outs  []string // each host's output file
+	cmd   *exec.Cmd
+	done  chan struct{}
+	err   error
 }
 
 // once brings the lab up with the run's epoch lead in the future, runs it and tears it
@@ -249,6 +234,9 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		return nil, fmt.Errorf("netns: events: %w", err)
 	}
 	uo := r.b.Up
+	if r.opts.Shards > 0 {
+		uo.Shards = r.opts.Shards
+	}
 	uo.SwitchdArgs = append(append([]string(nil), uo.SwitchdArgs...),
 		"--run-epoch", strconv.FormatInt(epoch, 10),
 		"--samples", filepath.Join(r.out, "{node}.samples.json"),
@@ -359,8 +347,43 @@ func stopAll(procs []*hostProc) {
 	}
 }
 
-// startHosts writes each host's job and starts its hostd in the host's namespace, then
-// waits until every one has its interface open.
+// hostGroups splits the run's hosts among host daemons: with the switches in shards,
+// one daemon per shard runs the hosts whose ToR is in it; otherwise (a lab without a
+// partition, as on Docker) one daemon per host.
+func (r *runState) hostGroups(lab *Lab) [][]string {
+	if len(lab.Partition.Shards) == 0 {
+		groups := make([][]string, len(r.hosts))
+		for i, h := range r.hosts {
+			groups[i] = []string{h}
+		}
+		return groups
+	}
+	groups := make([][]string, len(lab.Partition.Shards))
+	for _, h := range r.hosts {
+		k := 0
+		if hp, ok := r.p.HostByName(h); ok {
+			l := r.p.Links[hp.Link]
+			tor := l.A
+			if tor.IsHost {
+				tor = l.B
+			}
+			if i := switchIndex(r.p, tor.Node); i >= 0 {
+				k = lab.Partition.Of[i]
+			}
+		}
+		groups[k] = append(groups[k], h)
+	}
+	out := groups[:0]
+	for _, g := range groups {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// startHosts writes each host daemon's group file and starts it in its first host's
+// namespace, then waits until every one has its interfaces open.
 func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 	var (
 		procs []*hostProc
@@ -371,29 +394,38 @@ func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 			f.Close()
 		}
 	}()
-	for _, name := range r.hosts {
-		jobPath := filepath.Join(r.out, name+".job.json")
-		if err := writeJSON(jobPath, r.jobs[name]); err != nil {
-			return procs, fmt.Errorf("netns: host %s job: %w", name, err)
+	for gi, group := range r.hostGroups(lab) {
+		name := group[0]
+		if len(group) > 1 {
+			name = fmt.Sprintf("hosts%d", gi+1)
 		}
-		outPath := filepath.Join(r.out, name+".out.json")
-		os.Remove(outPath)
+		hp := &hostProc{name: name, hosts: group, done: make(chan struct{})}
+		var members []daemon.Member
+		for _, h := range group {
+			out := filepath.Join(r.out, h+".out.json")
+			os.Remove(out)
+			hp.outs = append(hp.outs, out)
+			members = append(members, daemon.Member{Job: r.jobs[h], Netns: filepath.Join(NetnsDir, lab.NS(h)), Out: out})
+		}
+		groupPath := filepath.Join(r.out, name+".group.json")
+		if err := writeJSON(groupPath, members); err != nil {
+			return procs, fmt.Errorf("netns: host daemon %s: %w", name, err)
+		}
 		logf, err := os.Create(filepath.Join(r.out, name+".hostd.log"))
 		if err != nil {
-			return procs, fmt.Errorf("netns: host %s log: %w", name, err)
+			return procs, fmt.Errorf("netns: host daemon %s log: %w", name, err)
 		}
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			logf.Close()
-			return procs, fmt.Errorf("netns: host %s: %w", name, err)
+			return procs, fmt.Errorf("netns: host daemon %s: %w", name, err)
 		}
-		cmd := exec.Command(r.hostd, "--job", jobPath, "--epoch", strconv.FormatInt(epoch, 10),
-			"--out", outPath, "--ready-fd", "3")
+		cmd := exec.Command(r.hostd, "--group", groupPath, "--epoch", strconv.FormatInt(epoch, 10), "--ready-fd", "3")
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		cmd.Dir = r.out
-		fd, err := openNamed(lab.NS(name))
+		fd, err := openNamed(lab.NS(group[0]))
 		if err == nil {
 			err = inNetns(fd, cmd.Start)
 			syscallClose(fd)
@@ -404,7 +436,7 @@ func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 			pr.Close()
 			return procs, fmt.Errorf("netns: start hostd for %s: %w", name, err)
 		}
-		hp := &hostProc{name: name, cmd: cmd, out: outPath, done: make(chan struct{})}
+		hp.cmd = cmd
 		go func() { hp.err = cmd.Wait(); close(hp.done) }()
 		procs = append(procs, hp)
 		ready = append(ready, pr)
@@ -447,12 +479,21 @@ func (r *runState) stopSwitches(lab *Lab) error {
 	return errors.Join(errs...)
 }
 
-// keepSwitchLogs copies the switch daemons' logs into the results directory before Down
-// removes the lab's directory.
+// keepSwitchLogs copies the switch daemons' logs (one per shard) into the results
+// directory before Down removes the lab's directory.
 func (r *runState) keepSwitchLogs(lab *Lab) {
+	kept := map[string]bool{}
 	for _, d := range lab.State.Daemons {
+		name := d.Node
+		if d.Shard != "" {
+			name = d.Shard
+		}
+		if kept[name] {
+			continue
+		}
+		kept[name] = true
 		if b, err := os.ReadFile(d.Log); err == nil {
-			_ = os.WriteFile(filepath.Join(r.out, d.Node+".switchd.log"), b, 0o644)
+			_ = os.WriteFile(filepath.Join(r.out, name+".switchd.log"), b, 0o644)
 		}
 	}
 }
@@ -462,24 +503,32 @@ func (r *runState) keepSwitchLogs(lab *Lab) {
 func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 	var errs []error
 	flows := map[uint32]results.Flow{}
+	hosts := map[string]results.Host{}
 	for _, hp := range procs {
-		b, err := os.ReadFile(hp.out)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("netns: hostd %s wrote no output (%v); its log says:\n%s", hp.name, hp.err,
-				tail(filepath.Join(r.out, hp.name+".hostd.log"))))
-			continue
+		for k, host := range hp.hosts {
+			b, err := os.ReadFile(hp.outs[k])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("netns: hostd %s wrote no output for %s (%v); its log says:\n%s", hp.name, host, hp.err,
+					tail(filepath.Join(r.out, hp.name+".hostd.log"))))
+				continue
+			}
+			var o daemon.Output
+			if err := json.Unmarshal(b, &o); err != nil {
+				errs = append(errs, fmt.Errorf("netns: hostd %s output: %w", host, err))
+				continue
+			}
+			for _, f := range o.Flows {
+				flows[f.ID] = f
+			}
+			rate := r.jobs[host].Host.Rate
+			hosts[host] = results.Host{Name: host, Rate: rate, Lateness: o.Lateness, Skew: o.Skew,
+				StaleTimers: int64(o.Stats.StaleTimers), Stalled: o.Driver.ResumedTime}
 		}
-		var o daemon.Output
-		if err := json.Unmarshal(b, &o); err != nil {
-			errs = append(errs, fmt.Errorf("netns: hostd %s output: %w", hp.name, err))
-			continue
+	}
+	for _, h := range r.hosts { // plan order, whatever daemon ran them
+		if hr, ok := hosts[h]; ok {
+			run.Hosts = append(run.Hosts, hr)
 		}
-		for _, f := range o.Flows {
-			flows[f.ID] = f
-		}
-		rate := r.jobs[hp.name].Host.Rate
-		run.Hosts = append(run.Hosts, results.Host{Name: hp.name, Rate: rate, Lateness: o.Lateness, Skew: o.Skew,
-			StaleTimers: int64(o.Stats.StaleTimers), Stalled: o.Driver.ResumedTime})
 	}
 	for _, f := range r.sc.Flows {
 		rf, ok := flows[f.ID]
@@ -490,7 +539,7 @@ func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 	}
 	for _, sp := range r.p.Switches {
 		name := sp.Config.Name
-		var s SwitchSamples
+		var s shard.Samples
 		b, err := os.ReadFile(filepath.Join(r.out, name+".samples.json"))
 		if err == nil {
 			err = json.Unmarshal(b, &s)

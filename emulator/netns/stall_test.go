@@ -34,7 +34,7 @@ func TestStalledHostDegradesRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stops := make(chan int)
 	go func() {
-		stops <- stopPeriodically(ctx, filepath.Join(out, "h1.job.json"), 10*time.Millisecond, 100*time.Millisecond)
+		stops <- stopPeriodically(ctx, filepath.Join(out, "h1.group.json"), 10*time.Millisecond, 100*time.Millisecond)
 	}()
 	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out})
 	cancel()
@@ -109,7 +109,7 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stops := make(chan int)
 	go func() {
-		stops <- stopPeriodically(ctx, filepath.Join(out, "run", "h1.job.json"), 11*time.Millisecond, 100*time.Millisecond)
+		stops <- stopPeriodically(ctx, filepath.Join(out, "run", "h1.group.json"), 11*time.Millisecond, 100*time.Millisecond)
 	}()
 	ns, err := runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true})
 	cancel()
@@ -129,10 +129,11 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 	}
 }
 
-// stopPeriodically finds the hostd running job and, until ctx ends, stops it (SIGSTOP)
-// for stop of every period; it returns how many times it stopped it.
-func stopPeriodically(ctx context.Context, job string, stop, period time.Duration) int {
-	want := []byte("--job\x00" + job + "\x00")
+// stopPeriodically finds the hostd running group (a host daemon's group file, named
+// after its host when it runs one) and, until ctx ends, stops it (SIGSTOP) for stop of
+// every period; it returns how many times it stopped it.
+func stopPeriodically(ctx context.Context, group string, stop, period time.Duration) int {
+	want := []byte("--group\x00" + group + "\x00")
 	pid := 0
 	for pid == 0 && ctx.Err() == nil {
 		pid = findProcess(want)

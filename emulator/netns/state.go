@@ -26,8 +26,17 @@ type State struct {
 	Namespaces []NodeNS `json:"namespaces"`
 	// EtcDirs are the /etc/netns/<namespace> directories the lab wrote.
 	EtcDirs []string `json:"etc_dirs"`
-	// Daemons are the processes the lab started.
+	// Daemons are the processes the lab started: one entry per switch, so the switches
+	// of one shard share a Pid.
 	Daemons []Daemon `json:"daemons"`
+	// Shards are the switch daemons' shards.
+	Shards []Shard `json:"shards,omitempty"`
+}
+
+// Shard is one switch daemon's set of switches.
+type Shard struct {
+	Name     string   `json:"name"`
+	Switches []string `json:"switches"`
 }
 
 // NodeNS names one node's namespace.
@@ -40,7 +49,9 @@ type NodeNS struct {
 // Daemon is one process started by the lab, in Node's namespace.
 type Daemon struct {
 	Node string `json:"node"`
-	Pid  int    `json:"pid"`
+	// Shard names the daemon's shard (its switches share Pid and Log).
+	Shard string `json:"shard,omitempty"`
+	Pid   int    `json:"pid"`
 	// Stats is where the daemon writes live (and, on exit, final) statistics.
 	Stats string `json:"stats"`
 	Log   string `json:"log"`

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"reef/emulator/plan"
 	"reef/switchd/afpacket"
+	"reef/switchd/shard"
 	"reef/units"
 )
 
@@ -54,6 +56,10 @@ type Options struct {
 	RingFrames int
 	// SwitchdArgs are extra arguments for every switchd (e.g. "--rt-priority", "10").
 	SwitchdArgs []string
+	// Shards is how many switch daemons run the lab's switches (plan.Partition): the
+	// links between two switches of one shard are carried in memory, with no veth. 0
+	// means DefaultShards.
+	Shards int
 	// Log receives progress (default slog.Default()).
 	Log *slog.Logger
 }
@@ -69,6 +75,31 @@ type Lab struct {
 	Plan *plan.Plan
 	// State is the lab's intent log as written when Up finished.
 	State State
+	// Partition is how the switches were placed in shards.
+	Partition plan.Partition
+}
+
+// DefaultShards is how many shards a lab's switches run in when Options.Shards is 0:
+// one per CPU the machine has.
+func DefaultShards() int { return runtime.NumCPU() }
+
+// inMemory reports whether l joins two switches of the same shard (no veth: the
+// shard's daemon carries it in memory).
+func inMemory(l *plan.Link, p *plan.Plan, part *plan.Partition) bool {
+	if l.A.IsHost || l.B.IsHost {
+		return false
+	}
+	a, b := switchIndex(p, l.A.Node), switchIndex(p, l.B.Node)
+	return a >= 0 && b >= 0 && part.Of[a] == part.Of[b]
+}
+
+func switchIndex(p *plan.Plan, name string) int {
+	for i := range p.Switches {
+		if p.Switches[i].Config.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // NSName is the network namespace of node in lab.
@@ -105,6 +136,10 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 			return nil, err
 		}
 	}
+	if o.Shards <= 0 {
+		o.Shards = DefaultShards()
+	}
+	part := p.Partition(o.Shards)
 	t0 := time.Now()
 	dir := filepath.Join(DefaultRunDir, p.Lab)
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
@@ -133,6 +168,13 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	// The intent log: every name is on disk before anything carrying it exists.
 	sf := &stateFile{path: filepath.Join(dir, "state.json")}
 	sf.st = State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology, Namespaces: nodes}
+	for k, sh := range part.Shards {
+		s := Shard{Name: plan.ShardName(k)}
+		for _, i := range sh {
+			s.Switches = append(s.Switches, p.Switches[i].Config.Name)
+		}
+		sf.st.Shards = append(sf.st.Shards, s)
+	}
 	for _, h := range p.Hosts {
 		sf.st.EtcDirs = append(sf.st.EtcDirs, filepath.Join(DefaultEtcDir, NSName(p.Lab, h.Config.Name)))
 	}
@@ -140,7 +182,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("netns: write state: %w", err)
 	}
-	lab = &Lab{Name: p.Lab, Dir: dir, Epoch: sf.st.Epoch, Plan: p}
+	lab = &Lab{Name: p.Lab, Dir: dir, Epoch: sf.st.Epoch, Plan: p, Partition: part}
 	handles := make(map[string]*nsHandle, len(nodes))
 	var hmu sync.Mutex
 	defer func() {
@@ -175,9 +217,13 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	}
 	log.Debug("namespaces up", "lab", p.Lab, "n", len(nodes), "elapsed", time.Since(t0))
 
-	// Links: both ends created directly inside their namespaces, then offloads off, up.
+	// Links: both ends created directly inside their namespaces, then offloads off, up;
+	// none for a link inside a shard.
 	err = parallel(ctx, len(p.Links), o.Workers, func(i int) error {
 		l := &p.Links[i]
+		if inMemory(l, p, &part) {
+			return nil
+		}
 		ha, hb := handles[l.A.Node], handles[l.B.Node]
 		if ha == nil || hb == nil {
 			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
@@ -207,7 +253,8 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	}
 	lab.State = sf.st
 	log.Info("lab up", "lab", p.Lab, "hosts", len(p.Hosts), "switches", len(p.Switches),
-		"links", len(p.Links), "elapsed", time.Since(t0).Round(time.Millisecond))
+		"links", len(p.Links), "shards", len(part.Shards), "in_memory_links", inMemoryLinks(p, &part),
+		"elapsed", time.Since(t0).Round(time.Millisecond))
 	return lab, nil
 }
 
@@ -387,11 +434,49 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// startSwitches writes each switch's config and starts its switchd inside its namespace,
-// then waits until every daemon reports that its ports are open.
+// inMemoryLinks counts the plan's links carried inside a shard.
+func inMemoryLinks(p *plan.Plan, part *plan.Partition) int {
+	n := 0
+	for i := range p.Links {
+		if inMemory(&p.Links[i], p, part) {
+			n++
+		}
+	}
+	return n
+}
+
+// ShardConfig is the shard.Config of shard k of the lab's partition: its switches, the
+// links between them (in memory) and every other port of theirs as an external port in
+// the switch's own namespace.
+func ShardConfig(lab string, p *plan.Plan, part *plan.Partition, k int) shard.Config {
+	c := shard.Config{Name: plan.ShardName(k)}
+	mine := map[string]bool{}
+	for _, i := range part.Shards[k] {
+		c.Switches = append(c.Switches, p.Switches[i].Config)
+		mine[p.Switches[i].Config.Name] = true
+	}
+	for i := range p.Links {
+		l := &p.Links[i]
+		if inMemory(l, p, part) && mine[l.A.Node] {
+			c.Links = append(c.Links, shard.Link{A: shard.End{Switch: l.A.Node, Port: l.A.Port}, B: shard.End{Switch: l.B.Node, Port: l.B.Port}})
+			continue
+		}
+		for _, e := range []plan.Endpoint{l.A, l.B} {
+			if !e.IsHost && mine[e.Node] && !inMemory(l, p, part) {
+				c.Ports = append(c.Ports, shard.Port{End: shard.End{Switch: e.Node, Port: e.Port}, Iface: e.Iface,
+					Netns: filepath.Join(NetnsDir, NSName(lab, e.Node))})
+			}
+		}
+	}
+	return c
+}
+
+// startSwitches writes each shard's config and starts its switchd inside the
+// namespace of its first switch, then waits until every daemon reports that its ports
+// are open.
 func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[string]*nsHandle, bin string, o Options, log *slog.Logger) error {
 	type started struct {
-		node  string
+		shard string
 		ready *os.File
 	}
 	var waits []started
@@ -400,24 +485,25 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 			w.ready.Close()
 		}
 	}()
-	for _, s := range lab.Plan.Switches {
-		name := s.Config.Name
+	for k := range lab.Partition.Shards {
+		cfg := ShardConfig(lab.Name, lab.Plan, &lab.Partition, k)
+		name := cfg.Name
 		cfgPath := filepath.Join(lab.Dir, name+".json")
-		if err := writeJSON(cfgPath, &s.Config); err != nil {
-			return fmt.Errorf("netns: switch %s config: %w", name, err)
+		if err := writeJSON(cfgPath, &cfg); err != nil {
+			return fmt.Errorf("netns: %s config: %w", name, err)
 		}
 		logPath := filepath.Join(lab.Dir, name+".log")
 		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("netns: switch %s log: %w", name, err)
+			return fmt.Errorf("netns: %s log: %w", name, err)
 		}
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			logf.Close()
-			return fmt.Errorf("netns: switch %s: %w", name, err)
+			return fmt.Errorf("netns: %s: %w", name, err)
 		}
-		args := []string{"--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10),
-			"--stats", lab.StatsPath(name), "--ready-fd", "3"}
+		args := []string{"--shard", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10),
+			"--stats", lab.StatsPath("{node}"), "--ready-fd", "3"}
 		if o.RingFrames > 0 {
 			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
 		}
@@ -427,7 +513,7 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		cmd.Dir = lab.Dir
-		err = inNetns(handles[name].fd, cmd.Start)
+		err = inNetns(handles[cfg.Switches[0].Name].fd, cmd.Start)
 		pw.Close()
 		logf.Close()
 		if err != nil {
@@ -437,7 +523,9 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 		go cmd.Wait() // reap it if it dies while we live
 		waits = append(waits, started{name, pr})
 		if err := sf.update(func(st *State) {
-			st.Daemons = append(st.Daemons, Daemon{Node: name, Pid: cmd.Process.Pid, Stats: lab.StatsPath(name), Log: logPath})
+			for _, sc := range cfg.Switches {
+				st.Daemons = append(st.Daemons, Daemon{Node: sc.Name, Shard: name, Pid: cmd.Process.Pid, Stats: lab.StatsPath(sc.Name), Log: logPath})
+			}
 		}); err != nil {
 			return fmt.Errorf("netns: write state: %w", err)
 		}
@@ -448,11 +536,11 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 		_ = w.ready.SetReadDeadline(deadline)
 		var b [1]byte
 		if _, err := io.ReadFull(w.ready, b[:]); err != nil {
-			tail, _ := os.ReadFile(filepath.Join(lab.Dir, w.node+".log"))
+			tail, _ := os.ReadFile(filepath.Join(lab.Dir, w.shard+".log"))
 			if len(tail) > 2000 {
 				tail = tail[len(tail)-2000:]
 			}
-			return fmt.Errorf("netns: switchd %s did not come up (%v); its log says:\n%s", w.node, err, tail)
+			return fmt.Errorf("netns: switchd %s did not come up (%v); its log says:\n%s", w.shard, err, tail)
 		}
 		return nil
 	})

@@ -60,6 +60,9 @@ type Options struct {
 	// Only narrows the sweep to the points matching every "VAR=VALUE" selector
 	// (experiment.Select; reef run --only); empty runs every point.
 	Only []string
+	// Shards is how many switch daemons carry a real backend's switches (0: the
+	// backend's default; see emulator.RunOptions).
+	Shards int
 }
 
 // Progress is told what the runner is doing.
@@ -155,7 +158,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		if opts.Progress != nil {
 			opts.Progress.Start(i, len(runs), r.Scenario.Name)
 		}
-		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture}
+		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture, Shards: opts.Shards}
 		if opts.Progress != nil {
 			ro.Progress = opts.Progress.Update
 		}

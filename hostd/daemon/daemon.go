@@ -103,33 +103,193 @@ func ReadJob(path string) (*Job, error) {
 	return &j, nil
 }
 
-// nodeAdapter lets the switch driver drive a host (one port) and records how late each
-// frame was released.
-type nodeAdapter struct {
-	h    *hostd.Host
-	late *hist.Durations
+// hostsNode lets the driver drive a group of hosts, host i on driver port i, and
+// records how late each host's frames were released.
+type hostsNode struct {
+	hosts []*hostd.Host
+	late  []*hist.Durations
 }
 
-func (a nodeAdapter) Receive(now units.Time, port int, frame []byte) { a.h.Receive(now, port, frame) }
-func (a nodeAdapter) NextDeadline() units.Time                       { return a.h.NextDeadline() }
-func (a nodeAdapter) Resumed(from, now units.Time)                   { a.h.Resumed(from, now) }
-func (a nodeAdapter) Poll(now units.Time) (switchd.Out, bool)        { return a.PollBefore(now+1, now) }
+func (a *hostsNode) Receive(now units.Time, port int, frame []byte) {
+	if port >= 0 && port < len(a.hosts) {
+		a.hosts[port].Receive(now, 0, frame)
+	}
+}
+
+func (a *hostsNode) NextDeadline() units.Time {
+	d := units.Never
+	for _, h := range a.hosts {
+		d = min(d, h.NextDeadline())
+	}
+	return d
+}
+
+func (a *hostsNode) Resumed(from, now units.Time) {
+	for _, h := range a.hosts {
+		h.Resumed(from, now)
+	}
+}
+
+func (a *hostsNode) Poll(now units.Time) (switchd.Out, bool) { return a.PollBefore(now+1, now) }
 
 // PollBefore returns the next frame due before at, which the driver releases at now
 // (afpacket.ArrivalClocked): the frames a host had due before an ACK it read a stall
-// late arrived leave as they would have on time, each by its own ACK.
-func (a nodeAdapter) PollBefore(at, now units.Time) (switchd.Out, bool) {
-	o, ok := a.h.Poll(at - 1)
-	if ok {
-		a.late.Add(now - o.Due)
+// late arrived leave as they would have on time, each by its own ACK. Hosts are polled
+// in order; each is independent of the others, so the order moves no result.
+func (a *hostsNode) PollBefore(at, now units.Time) (switchd.Out, bool) {
+	for i, h := range a.hosts {
+		if h.NextDeadline() >= at {
+			continue
+		}
+		if o, ok := h.Poll(at - 1); ok {
+			a.late[i].Add(now - o.Due)
+			return switchd.Out{Port: i, Frame: o.Frame, Due: o.Due}, true
+		}
 	}
-	return switchd.Out{Port: o.Port, Frame: o.Frame, Due: o.Due}, ok
+	return switchd.Out{}, false
 }
 
-// Run executes job on the host's interface in the calling thread's network namespace
-// until the job's duration has passed on clock (or ctx ends), and returns the output.
-// ready, when non-nil, is called once the interface is open.
-func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger, ready func()) (*Output, error) {
+// Member is one host of a group a daemon runs: its job, the network namespace its
+// interface is in (a path such as /run/netns/NAME; "": the daemon's own) and where its
+// Output goes. A group's job file (hostd --group) is a JSON []Member.
+type Member struct {
+	Job   *Job   `json:"job"`
+	Netns string `json:"netns,omitempty"`
+	Out   string `json:"out"`
+}
+
+// ReadGroup reads a group's job file.
+func ReadGroup(path string) ([]Member, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hostd: %w", err)
+	}
+	var g []Member
+	if err := json.Unmarshal(b, &g); err != nil {
+		return nil, fmt.Errorf("hostd: group %s: %w", path, err)
+	}
+	for i, m := range g {
+		if m.Job == nil || m.Out == "" {
+			return nil, fmt.Errorf("hostd: group %s: member %d: want a job and an out path", path, i)
+		}
+	}
+	return g, nil
+}
+
+// RunGroup runs the members' hosts in one daemon until the jobs' duration has passed on
+// clock (or ctx ends), and returns each member's output, in order. Each host keeps its
+// own namespace, interface, address and held UDP port (kernel programs still run in
+// it), while one datapath thread paces them all. ready, when non-nil, is called once
+// every interface is open.
+func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log *slog.Logger, ready func()) ([]*Output, error) {
+	if len(members) == 0 {
+		return nil, fmt.Errorf("hostd: no hosts to run")
+	}
+	node := &hostsNode{}
+	outs := make([]*Output, len(members))
+	until := units.Time(0)
+	var (
+		ports, nss []string
+		mtu        int
+		rtPrio     int
+		interval   units.Time
+	)
+	for k, m := range members {
+		job := m.Job
+		h, out, err := build(job, log.With("host", job.Host.Name))
+		if err != nil {
+			return nil, err
+		}
+		node.hosts = append(node.hosts, h)
+		node.late = append(node.late, new(hist.Durations))
+		outs[k] = out
+		// Hold the reef port so the kernel drops reef packets quietly instead of
+		// answering with ICMP port unreachable.
+		var hold *net.UDPConn
+		err = afpacket.InNetns(m.Netns, func() error {
+			var err error
+			hold, err = net.ListenUDP("udp4", &net.UDPAddr{IP: job.Host.Addr.AsSlice(), Port: wire.Port})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("hostd %s: hold UDP port %d: %w", job.Host.Name, wire.Port, err)
+		}
+		defer hold.Close()
+		_ = hold.SetReadBuffer(4096)
+		ports, nss = append(ports, job.Host.Iface), append(nss, m.Netns)
+		mtu, rtPrio, until = max(mtu, job.Host.MTU), max(rtPrio, job.RTPriority), max(until, job.Duration)
+		if interval == 0 || (job.SampleInterval > 0 && job.SampleInterval < interval) {
+			interval = job.SampleInterval
+		}
+	}
+	if interval <= 0 {
+		interval = units.Millisecond
+	}
+	var (
+		stats       []hostd.FlowStats
+		sampledDone = make([][]bool, len(members)) // a finished flow gets one last sample
+	)
+	for k, m := range members {
+		sampledDone[k] = make([]bool, len(m.Job.Flows))
+	}
+	sample := func(now units.Time) {
+		for k, h := range node.hosts {
+			stats = h.AppendFlowStats(stats[:0])
+			for i := range stats {
+				s := &stats[i]
+				if !s.Started || sampledDone[k][i] {
+					continue
+				}
+				sampledDone[k][i] = s.Done
+				outs[k].Flows[i].Samples = append(outs[k].Flows[i].Samples, results.FlowSampleOf(now, s))
+			}
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	drv, err := afpacket.Open(node, afpacket.Config{
+		Ports: ports,
+		Netns: nss,
+		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
+		// shapes the kernel's own traffic (ping, iperf3).
+		Port:       afpacket.PortOptions{MTU: mtu, QdiscBypass: true},
+		Clock:      clock,
+		RTPriority: rtPrio,
+		Tick:       interval,
+		Until:      until,
+		OnTick: func(now units.Time, _ *afpacket.Stats) {
+			sample(now)
+			if now >= until {
+				cancel()
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hostd %s: %w", members[0].Job.Host.Name, err)
+	}
+	defer drv.Close()
+	if ready != nil {
+		ready()
+	}
+	if err := drv.Run(runCtx); err != nil && runCtx.Err() == nil {
+		return nil, fmt.Errorf("hostd %s: %w", members[0].Job.Host.Name, err)
+	}
+	now := clock.Now()
+	sample(now)
+	st := drv.Stats()
+	for k, h := range node.hosts {
+		out := outs[k]
+		finish(out, h)
+		out.Driver = st
+		out.Driver.Ports = st.Ports[k : k+1]
+		out.Lateness = results.LatenessOf(node.late[k].Summary())
+		out.Skew = results.LatenessOf(h.Skew())
+	}
+	return outs, nil
+}
+
+// build makes job's host with its flows, and its output with the flows' records.
+func build(job *Job, log *slog.Logger) (*hostd.Host, *Output, error) {
 	grace := job.TimerGrace
 	switch {
 	case grace == 0:
@@ -139,85 +299,22 @@ func Run(ctx context.Context, job *Job, clock *afpacket.Clock, log *slog.Logger,
 	}
 	h, err := hostd.New(job.Host, hostd.Options{MPDUnit: job.MPDUnit, Tuning: job.Tuning, Logger: log, TimerGrace: grace})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := &Output{Host: job.Host.Name}
 	for i := range job.Flows {
 		f := &job.Flows[i]
 		spec, err := f.Spec(h, job.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
+			return nil, nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
 		}
 		if err := h.AddFlow(spec); err != nil {
-			return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
+			return nil, nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
 		}
 		out.Flows = append(out.Flows, results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst,
 			CC: f.CC, Size: f.Size, Start: f.Start})
 	}
-	// Hold the reef port so the kernel drops reef packets quietly instead of answering
-	// with ICMP port unreachable.
-	hold, err := net.ListenUDP("udp4", &net.UDPAddr{IP: job.Host.Addr.AsSlice(), Port: wire.Port})
-	if err != nil {
-		return nil, fmt.Errorf("hostd %s: hold UDP port %d: %w", job.Host.Name, wire.Port, err)
-	}
-	defer hold.Close()
-	_ = hold.SetReadBuffer(4096)
-
-	var (
-		stats       []hostd.FlowStats
-		sampledDone = make([]bool, len(job.Flows)) // a finished flow gets one last sample
-	)
-	sample := func(now units.Time) {
-		stats = h.AppendFlowStats(stats[:0])
-		for i := range stats {
-			s := &stats[i]
-			if !s.Started || sampledDone[i] {
-				continue
-			}
-			sampledDone[i] = s.Done
-			out.Flows[i].Samples = append(out.Flows[i].Samples, results.FlowSampleOf(now, s))
-		}
-	}
-	interval := job.SampleInterval
-	if interval <= 0 {
-		interval = units.Millisecond
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	late := new(hist.Durations)
-	drv, err := afpacket.Open(nodeAdapter{h, late}, afpacket.Config{
-		Ports: []string{job.Host.Iface},
-		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
-		// shapes the kernel's own traffic (ping, iperf3).
-		Port:       afpacket.PortOptions{MTU: job.Host.MTU, QdiscBypass: true},
-		Clock:      clock,
-		RTPriority: job.RTPriority,
-		Tick:       interval,
-		Until:      job.Duration,
-		OnTick: func(now units.Time, _ *afpacket.Stats) {
-			sample(now)
-			if now >= job.Duration {
-				cancel()
-			}
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
-	}
-	defer drv.Close()
-	if ready != nil {
-		ready()
-	}
-	if err := drv.Run(runCtx); err != nil && runCtx.Err() == nil {
-		return nil, fmt.Errorf("hostd %s: %w", job.Host.Name, err)
-	}
-	now := clock.Now()
-	sample(now)
-	finish(out, h)
-	out.Driver = drv.Stats()
-	out.Lateness = results.LatenessOf(late.Summary())
-	out.Skew = results.LatenessOf(h.Skew())
-	return out, nil
+	return h, out, nil
 }
 
 // finish fills the end-of-run totals.

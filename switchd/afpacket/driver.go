@@ -61,6 +61,10 @@ const StallMin = units.Millisecond
 type Config struct {
 	// Ports are the interface names, in the node's port order.
 	Ports []string
+	// Netns, when set, holds each port's network namespace (a path such as
+	// /run/netns/NAME; "": the calling thread's own), so that one driver serves
+	// interfaces in several namespaces (a shard's switches each keep their own).
+	Netns []string
 	// Port sizes the rings and picks socket options (MTU 0: the interface's own).
 	Port PortOptions
 	// Clock is the lab's clock.
@@ -76,6 +80,11 @@ type Config struct {
 	// Spin, when > 0, arms the timer Spin early and busy-polls the rings and the clock
 	// for the rest of the wait: it trades CPU for release precision.
 	Spin units.Time
+	// Quantum, when > 0, wakes the loop only on a grid of Quantum (lab time): the frames
+	// due within one quantum leave together, at its end, in one wakeup. Their Due is
+	// unchanged (the trailer carries it), so only release lateness grows, by up to a
+	// quantum: a budget the fidelity verdict must allow.
+	Quantum units.Time
 	// BusyPoll, when > 0, keeps polling the rings for BusyPoll after the last arrival
 	// before going back to sleep: no wakeup per frame when frames come faster than
 	// one per BusyPoll, at the price of a CPU kept busy meanwhile.
@@ -169,8 +178,15 @@ func Open(node Node, cfg Config) (*Driver, error) {
 	}
 	d := &Driver{cfg: cfg, node: node}
 	d.clocked, _ = node.(ArrivalClocked)
-	for _, name := range cfg.Ports {
-		p, err := OpenPort(name, cfg.Port)
+	if cfg.Netns != nil && len(cfg.Netns) != len(cfg.Ports) {
+		return nil, fmt.Errorf("afpacket: %d namespaces for %d ports", len(cfg.Netns), len(cfg.Ports))
+	}
+	for i, name := range cfg.Ports {
+		ns := ""
+		if cfg.Netns != nil {
+			ns = cfg.Netns[i]
+		}
+		p, err := openPortIn(ns, name, cfg.Port)
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -370,7 +386,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.stats.Stalls++
 			next = now + units.Millisecond
 		case next != units.Never:
-			next -= d.cfg.Spin
+			next = quantise(next, d.cfg.Quantum) - d.cfg.Spin
 		}
 		next = min(next, nextTick)
 		if d.cfg.Until > 0 {
@@ -397,6 +413,14 @@ func (d *Driver) Run(ctx context.Context) error {
 			armed = next
 		}
 	}
+}
+
+// quantise rounds t up to the next multiple of q (t itself when q ≤ 0).
+func quantise(t, q units.Time) units.Time {
+	if q <= 0 {
+		return t
+	}
+	return (t + q - 1) / q * q
 }
 
 // RealtimeThreads puts every thread the process has now under SCHED_FIFO at prio (best

@@ -3,8 +3,10 @@ package afpacket
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -106,13 +108,31 @@ func rawSocket(ifname string) (int, error) {
 // TestDriverForwardsAtDue sends frames into port 0 of a driver running delayNode and
 // checks that each leaves port 1 in order, and not before its due time: the driver
 // releases on the node's schedule, stamped from the kernel's arrival time.
+//
+// With a quantum the frames leave on the quantum's grid, never before it; with the
+// ports' namespace given by path the driver, opened from outside it, works the same.
 func TestDriverForwardsAtDue(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		quantum units.Time
+		byPath  bool
+	}{
+		{"at every deadline", 0, false},
+		{"500us quantum", 500 * units.Microsecond, false},
+		{"ports in another namespace", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { forwardsAtDue(t, tc.quantum, tc.byPath) })
+	}
+}
+
+func forwardsAtDue(t *testing.T, quantum units.Time, byPath bool) {
 	needRoot(t)
 	const delay = 2 * units.Millisecond
 	var (
 		drv       *Driver
 		inj, sink int
 		clock     *Clock
+		nsPath    string
 	)
 	node := &delayNode{delay: delay}
 	inFreshNetns(t, func() error {
@@ -125,7 +145,17 @@ func TestDriverForwardsAtDue(t *testing.T) {
 		if clock, err = NewClock(MonotonicNow()); err != nil {
 			return err
 		}
-		if drv, err = Open(node, Config{Ports: []string{"p0", "p1"}, Clock: clock}); err != nil {
+		if byPath {
+			// Bind-mount the namespace, as `ip netns add` does, for the driver to
+			// open from the test's own namespace below.
+			nsPath = filepath.Join(t.TempDir(), "ns")
+			if err := os.WriteFile(nsPath, nil, 0o644); err != nil {
+				return err
+			}
+			if err := unix.Mount(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()), nsPath, "", unix.MS_BIND, ""); err != nil {
+				return err
+			}
+		} else if drv, err = Open(node, Config{Ports: []string{"p0", "p1"}, Clock: clock, Quantum: quantum}); err != nil {
 			return err
 		}
 		if inj, err = rawSocket("in0"); err != nil {
@@ -134,6 +164,16 @@ func TestDriverForwardsAtDue(t *testing.T) {
 		sink, err = rawSocket("out0")
 		return err
 	})
+	if byPath {
+		defer unix.Unmount(nsPath, unix.MNT_DETACH)
+		var err error
+		if _, err = Open(node, Config{Ports: []string{"p0"}, Netns: []string{""}, Clock: clock}); err == nil {
+			t.Fatal("opened p0 in the test's own namespace, where it does not exist")
+		}
+		if drv, err = Open(node, Config{Ports: []string{"p0", "p1"}, Netns: []string{nsPath, nsPath}, Clock: clock}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	defer drv.Close()
 	defer unix.Close(inj)
 	defer unix.Close(sink)
@@ -169,8 +209,8 @@ func TestDriverForwardsAtDue(t *testing.T) {
 		if seq := int(binary.BigEndian.Uint32(buf[14:])); seq != i {
 			t.Fatalf("frame %d: got sequence %d: frames must leave in order", i, seq)
 		}
-		if early := sent[i] + delay - got; early > 0 {
-			t.Errorf("frame %d left %v before it was due (delay %v)", i, early, delay)
+		if early := quantise(sent[i]+delay, quantum) - got; early > 0 {
+			t.Errorf("frame %d left %v before it was due (delay %v, quantum %v)", i, early, delay, quantum)
 		}
 		i++
 	}

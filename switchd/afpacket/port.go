@@ -3,6 +3,7 @@ package afpacket
 import (
 	"fmt"
 	"net"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -49,6 +50,45 @@ type PortOptions struct {
 	// QdiscBypass sets PACKET_QDISC_BYPASS on the socket: writes skip the device's
 	// qdisc (veth has none by default) and the taps (tcpdump on this side sees no TX).
 	QdiscBypass bool
+}
+
+// openPortIn opens interface name in the network namespace at path nsPath ("": the
+// calling thread's own); the socket stays in that namespace.
+func openPortIn(nsPath, name string, o PortOptions) (p *Port, err error) {
+	err = InNetns(nsPath, func() error {
+		p, err = OpenPort(name, o)
+		return err
+	})
+	if err != nil && nsPath != "" {
+		err = fmt.Errorf("%w (in namespace %s)", err, nsPath)
+	}
+	return p, err
+}
+
+// InNetns runs fn on a thread in the network namespace at path nsPath (a bind mount
+// such as /run/netns/NAME, or /proc/PID/ns/net; "": fn runs on the calling goroutine),
+// so that sockets fn opens live there. The thread that entered the namespace is never
+// returned to the runtime: it exits with its goroutine.
+func InNetns(nsPath string, fn func() error) error {
+	if nsPath == "" {
+		return fn()
+	}
+	c := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		fd, err := unix.Open(nsPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			c <- fmt.Errorf("afpacket: namespace %s: %w", nsPath, err)
+			return
+		}
+		defer unix.Close(fd)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			c <- fmt.Errorf("afpacket: enter namespace %s: %w", nsPath, err)
+			return
+		}
+		c <- fn()
+	}()
+	return <-c
 }
 
 // OpenPort opens name (in the calling thread's network namespace).

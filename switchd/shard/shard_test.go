@@ -1,14 +1,11 @@
-package main
+package shard
 
 import (
-	"os"
-	"path/filepath"
+	"encoding/json"
 	"testing"
-	"time"
 
 	"reef/emulator/plan"
 	"reef/emulator/topo"
-	"reef/switchd"
 	"reef/units"
 )
 
@@ -17,11 +14,11 @@ defaults: {rate: 100Mbps, delay: 10us, buffer: 100KB, mtu: 1500}
 generator: {kind: dumbbell, hosts: 1}
 `
 
-// TestRunNodeEventsAndSamples drives the wrapper as the driver would (Poll at
+// TestEventsAndSamples drives a shard of one switch as the driver would (Poll at
 // increasing times, with the run's time zero 1 ms after the lab's) and checks that the
 // timeline events reach the switch at their run times and that samples are taken once
-// per interval, in run time.
-func TestRunNodeEventsAndSamples(t *testing.T) {
+// per interval, at exactly their run times (they are events of the shard's engine).
+func TestEventsAndSamples(t *testing.T) {
 	tp, err := topo.Parse("t.yaml", []byte(testTopo))
 	if err != nil {
 		t.Fatal(err)
@@ -31,32 +28,24 @@ func TestRunNodeEventsAndSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := p.Switches[0].Config
-	sw, err := switchd.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := filepath.Join(t.TempDir(), "events.json")
-	if err := os.WriteFile(events, []byte(`[
+	var events []PortEvent
+	if err := json.Unmarshal([]byte(`[
 		{"switch": "`+cfg.Name+`", "port": 0, "at": "5ms", "kind": "rate", "rate": "10Mbps"},
 		{"switch": "`+cfg.Name+`", "port": 1, "at": "8ms", "kind": "down"},
-		{"switch": "other", "port": 7, "at": "1ms", "kind": "down"}]`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const epoch = 1_000_000_000
-	*sampleInterval, *runEpoch, *eventsPath = time.Millisecond, epoch+int64(time.Millisecond), events
-	t.Cleanup(func() { *sampleInterval, *runEpoch, *eventsPath = 0, -1, "" })
-	n, err := newRunNode(sw, &cfg, epoch)
-	if err != nil {
+		{"switch": "other", "port": 7, "at": "1ms", "kind": "down"}]`), &events); err != nil {
 		t.Fatal(err)
 	}
 	off := units.Millisecond
+	sc := Single(cfg)
+	n, err := New(&sc, Run{Offset: off, SampleInterval: units.Millisecond, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := n.Switch(0)
 	var sawRate, sawDown units.Time
 	for lab := units.Time(0); lab <= 11*units.Millisecond+100*units.Microsecond; lab += 37 * units.Microsecond {
-		if d := n.NextDeadline(); d != units.Never && d > lab+37*units.Microsecond {
-			// the deadline is never later than the next event or sample
-			if d > n.due {
-				t.Fatalf("deadline %v after the wrapper's own %v", d, n.due)
-			}
+		if d, next := n.NextDeadline(), (lab-off)/units.Millisecond*units.Millisecond+units.Millisecond+off; lab >= off && d > next {
+			t.Fatalf("at %v: deadline %v after the next sample's %v", lab, d, next)
 		}
 		for {
 			if _, ok := n.Poll(lab); !ok {
@@ -77,14 +66,14 @@ func TestRunNodeEventsAndSamples(t *testing.T) {
 	if sawDown < 8*units.Millisecond || sawDown > 8*units.Millisecond+37*units.Microsecond {
 		t.Errorf("port down seen at run time %v, want 8ms", sawDown)
 	}
-	for i, pt := range n.ports {
+	for i, pt := range n.Samples(0, 11*units.Millisecond).Ports {
 		if len(pt.Samples) != 11 {
 			t.Fatalf("port %d: %d samples, want 11 (run time 0..10ms)", i, len(pt.Samples))
 		}
 		for k, s := range pt.Samples {
 			want := units.Time(k) * units.Millisecond
-			if s.T < want || s.T >= want+37*units.Microsecond {
-				t.Errorf("port %d sample %d at %v, want within one poll step after %v", i, k, s.T, want)
+			if s.T != want {
+				t.Errorf("port %d sample %d at %v, want %v", i, k, s.T, want)
 			}
 		}
 	}
