@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,68 +39,125 @@ links:
   - [s3, h2]
 `
 
-// BenchmarkForwarding blasts UDP frames from h1 through three switches to h2, first
-// through reef's switchd daemons, then through the kernel's own IPv4 forwarding in the
-// same namespaces, and reports both packet rates and their ratio. Frames are counted as
-// they reach h2's interface (its rx counter); h2's MAC is changed so the frames stop
-// there (PACKET_OTHERHOST) and nothing answers.
+// BenchmarkForwarding blasts UDP frames from h1 through three switches to h2 and
+// reports the packet rates delivered: by reef with the three switches in one shard
+// (one daemon, the two links between them in memory), by reef with a daemon per switch
+// (every link a veth), and by the kernel's own IPv4 forwarding through the same
+// namespaces; with the ratios of the first two to the kernel's, and each daemon
+// layout's CPU time per delivered frame. Frames are counted as they reach h2's
+// interface (its rx counter); h2's MAC is changed so the frames stop there
+// (PACKET_OTHERHOST) and nothing answers.
 func BenchmarkForwarding(b *testing.B) {
 	needRoot(b)
 	for _, size := range []int{64, 1514} {
 		b.Run(fmt.Sprintf("frame=%dB", size), func(b *testing.B) {
-			name := labName("bf")
-			p := planFor(b, chainTopo, name)
-			// Busy polling: a forwarding benchmark wants batches, not a wakeup per frame.
-			lab := up(b, p, Options{SwitchdArgs: []string{"--busy-poll", "50us"}})
-			const blast = time.Second
-			h1, err := openNS(lab.NS("h1"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer h1.close()
-			h2, err := openNS(lab.NS("h2"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer h2.close()
-			eth0, err := h2.nl.LinkByName("eth0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := h2.nl.LinkSetHardwareAddr(eth0, net.HardwareAddr{0x02, 0xbe, 0xef, 0, 0, 1}); err != nil {
-				b.Fatal(err)
-			}
-			frame := blastFrame(p, size)
-
-			// The switches share CPU 1; the blaster has CPU 0 (the kernel's forwarding
-			// below runs on the blaster's CPU, inside its sends).
-			for _, d := range lab.State.Daemons {
-				pinProcess(d.Pid, 1)
-			}
-			sent, got := blastAndCount(b, h1, h2, frame, blast)
-			reef := float64(got) / blast.Seconds()
-			b.Logf("switchd: offered %.0f pps, delivered %.0f pps", float64(sent)/blast.Seconds(), reef)
-
-			// Same namespaces, kernel forwarding instead of the daemons.
-			if err := kernelForwarding(lab); err != nil {
-				b.Fatal(err)
-			}
-			for _, sw := range []string{"s1", "s2", "s3"} {
-				if raw, err := os.ReadFile(lab.StatsPath(sw)); err == nil {
-					b.Logf("%s: %s", sw, summarize(raw))
-				}
-			}
-			sent, got = blastAndCount(b, h1, h2, frame, blast)
-			kernel := float64(got) / blast.Seconds()
-			b.Logf("kernel:  offered %.0f pps, delivered %.0f pps", float64(sent)/blast.Seconds(), kernel)
-			b.ReportMetric(reef, "switchd-pps")
+			shard, shardCPU := forwardingRate(b, size, 1, false)
+			perSwitch, perSwitchCPU := forwardingRate(b, size, 3, false)
+			kernel, _ := forwardingRate(b, size, 3, true)
+			b.ReportMetric(shard, "shard-pps")
+			b.ReportMetric(perSwitch, "per-switch-pps")
 			b.ReportMetric(kernel, "kernel-pps")
 			if kernel > 0 {
-				b.ReportMetric(reef/kernel, "ratio")
+				b.ReportMetric(shard/kernel, "shard/kernel")
+				b.ReportMetric(perSwitch/kernel, "per-switch/kernel")
 			}
+			// CPU per frame: the shard's for three switches and two in-memory hops,
+			// the per-switch daemons' for three switches and two veth hops between them.
+			b.ReportMetric(shardCPU, "shard-cpu-ns/frame")
+			b.ReportMetric(perSwitchCPU, "per-switch-cpu-ns/frame")
 		})
 	}
 }
+
+// forwardingRate brings the chain up with its switches in shards (the kernel
+// forwarding instead when kernel is set), blasts frames of size bytes from h1 for a
+// second and returns the frames per second that reached h2 and the switch daemons' CPU
+// time per delivered frame.
+func forwardingRate(b *testing.B, size, shards int, kernel bool) (pps, cpuPerFrame float64) {
+	name := labName("bf")
+	p := planFor(b, chainTopo, name)
+	// Busy polling: a forwarding benchmark wants batches, not a wakeup per frame.
+	lab := up(b, p, Options{Shards: shards, SwitchdArgs: []string{"--busy-poll", "50us"}})
+	defer func() {
+		if err := Down(context.Background(), lab.Name); err != nil {
+			b.Error(err)
+		}
+	}()
+	const blast = time.Second
+	h1, err := openNS(lab.NS("h1"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h1.close()
+	h2, err := openNS(lab.NS("h2"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h2.close()
+	eth0, err := h2.nl.LinkByName("eth0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := h2.nl.LinkSetHardwareAddr(eth0, net.HardwareAddr{0x02, 0xbe, 0xef, 0, 0, 1}); err != nil {
+		b.Fatal(err)
+	}
+	// The switches share CPU 1; the blaster has CPU 0 (the kernel's forwarding runs on
+	// the blaster's CPU, inside its sends).
+	pids := map[int]bool{}
+	for _, d := range lab.State.Daemons {
+		pids[d.Pid] = true
+		pinProcess(d.Pid, 1)
+	}
+	what := fmt.Sprintf("switchd in %d shards", len(lab.Partition.Shards))
+	if kernel {
+		if err := kernelForwarding(lab); err != nil {
+			b.Fatal(err)
+		}
+		what, pids = "kernel", nil
+	}
+	cpu0 := processCPU(pids)
+	sent, got := blastAndCount(b, h1, h2, blastFrame(p, size), blast)
+	cpu := processCPU(pids) - cpu0
+	pps = float64(got) / blast.Seconds()
+	if got > 0 {
+		cpuPerFrame = float64(cpu) / float64(got)
+	}
+	b.Logf("%s: offered %.0f pps, delivered %.0f pps, %.0f ns of daemon CPU per frame", what, float64(sent)/blast.Seconds(), pps, cpuPerFrame)
+	if !kernel {
+		_ = unix.Kill(lab.State.Daemons[0].Pid, unix.SIGTERM) // final stats
+		time.Sleep(100 * time.Millisecond)
+		for _, sw := range []string{"s1", "s2", "s3"} {
+			if raw, err := os.ReadFile(lab.StatsPath(sw)); err == nil {
+				b.Logf("%s: %s", sw, summarize(raw))
+			}
+		}
+	}
+	return pps, cpuPerFrame
+}
+
+// processCPU is the CPU time (user and system, ns) the processes have used so far.
+func processCPU(pids map[int]bool) int64 {
+	var total int64
+	for pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: state is 3rd; utime 14th, stime 15th.
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		total += (u + st) * int64(time.Second) / clockTicks
+	}
+	return total
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
+const clockTicks = 100
 
 // openNS opens a lab namespace with a netlink handle and an ethtool socket.
 func openNS(name string) (*nsHandle, error) {
@@ -278,6 +337,7 @@ func summarize(raw []byte) string {
 		}
 		Driver struct {
 			Ports []struct {
+				Name      string `json:"name"`
 				RxFrames  uint64 `json:"rx_frames"`
 				RingDrops uint64 `json:"ring_drops"`
 				TxErrors  uint64 `json:"tx_errors"`
@@ -290,10 +350,11 @@ func summarize(raw []byte) string {
 		return err.Error()
 	}
 	out := fmt.Sprintf("wakeups %d (timer %d)", r.Driver.Wakeups, r.Driver.TimerWakes)
-	for i, p := range r.Ports {
-		d := r.Driver.Ports[i]
-		out += fmt.Sprintf(" | %s rx %d tx %d drops %v ring-drops %d tx-err %d late p50 %s p99 %s",
-			p.Name, p.RxPackets, p.TxPackets, p.Drops, d.RingDrops, d.TxErrors, p.Lateness.P50, p.Lateness.P99)
+	for _, p := range r.Ports {
+		out += fmt.Sprintf(" | %s rx %d tx %d drops %v late p50 %s p99 %s", p.Name, p.RxPackets, p.TxPackets, p.Drops, p.Lateness.P50, p.Lateness.P99)
+	}
+	for _, d := range r.Driver.Ports { // the veth ports only
+		out += fmt.Sprintf(" | %s ring-drops %d tx-err %d", d.Name, d.RingDrops, d.TxErrors)
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 
 	"reef/capture"
 	"reef/switchd"
+	"reef/switchd/shard"
 )
 
 // Target is what a capture listens on: a node of a lab and one of its interfaces
@@ -72,7 +73,44 @@ func ParseTarget(lab, s string) (Target, error) {
 		}
 		port = cfg.Ports[i].Name
 	}
+	if ns.Switch && port != "" {
+		if sh, ok := inMemoryPort(st, node, port); ok {
+			switches := 0
+			for _, n := range st.Namespaces {
+				if n.Switch {
+					switches++
+				}
+			}
+			return Target{}, fmt.Errorf("netns: capture %q: %s:%s is a link inside %s, carried in memory by its daemon; "+
+				"capture it in a lab with a daemon per switch (reef up/run --shards %d), or capture a host", s, node, port, sh, switches)
+		}
+	}
 	return Target{Node: node, Iface: port}, nil
+}
+
+// inMemoryPort reports whether port of switch node is an in-memory link of its shard,
+// and which shard.
+func inMemoryPort(st *State, node, port string) (string, bool) {
+	for _, sh := range st.Shards {
+		var cfg shard.Config
+		b, err := os.ReadFile(filepath.Join(DefaultRunDir, st.Lab, sh.Name+".shard.json"))
+		if err != nil || json.Unmarshal(b, &cfg) != nil {
+			continue
+		}
+		for _, sc := range cfg.Switches {
+			if sc.Name != node {
+				continue
+			}
+			for _, l := range cfg.Links {
+				for _, e := range []shard.End{l.A, l.B} {
+					if e.Switch == node && e.Port < len(sc.Ports) && sc.Ports[e.Port].Name == port {
+						return sh.Name, true
+					}
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 func nsInterfaces(ns string) ([]string, error) {

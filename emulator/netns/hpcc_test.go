@@ -110,7 +110,8 @@ func TestHPCCRecordsOnNetns(t *testing.T) {
 		}}
 	out := t.TempDir()
 	nodes := []string{"s1", "s2", "s3", "h1", "h2", "h3", "h4"}
-	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: nodes})
+	// A daemon per switch: the test replays every hop from captures of its veths.
+	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: nodes, Shards: len(p.Switches)})
 	if err != nil {
 		t.Fatal(err)
 	}

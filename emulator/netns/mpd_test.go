@@ -86,7 +86,8 @@ func TestMPDMatchesScheduleOnNetns(t *testing.T) {
 				}}
 			out := t.TempDir()
 			targets := []string{"s1", "s2", "s3", "h3", "h5"}
-			run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: targets})
+			// A daemon per switch: the test replays every hop from captures of its veths.
+			run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Capture: targets, Shards: len(p.Switches)})
 			if err != nil {
 				t.Fatal(err)
 			}

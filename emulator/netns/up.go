@@ -488,7 +488,14 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 	for k := range lab.Partition.Shards {
 		cfg := ShardConfig(lab.Name, lab.Plan, &lab.Partition, k)
 		name := cfg.Name
-		cfgPath := filepath.Join(lab.Dir, name+".json")
+		// Each switch's config as <node>.json too: what reef stats, capture and the
+		// dashboard read of a switch.
+		for i := range cfg.Switches {
+			if err := writeJSON(filepath.Join(lab.Dir, cfg.Switches[i].Name+".json"), &cfg.Switches[i]); err != nil {
+				return fmt.Errorf("netns: switch %s config: %w", cfg.Switches[i].Name, err)
+			}
+		}
+		cfgPath := filepath.Join(lab.Dir, name+".shard.json")
 		if err := writeJSON(cfgPath, &cfg); err != nil {
 			return fmt.Errorf("netns: %s config: %w", name, err)
 		}
