@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -454,26 +455,59 @@ func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 }
 
 // stopSwitches sends SIGTERM to every switch daemon and waits (up to 10 s) until each
-// has written its samples file and exited.
+// has written its switches' samples files and exited. A daemon that was already gone
+// (it died or was killed during the run) is named, with its switches, at once.
 func (r *runState) stopSwitches(lab *Lab) error {
+	type daemon struct {
+		pid   int
+		name  string
+		nodes []string
+		dead  bool
+	}
+	var (
+		ds    []*daemon
+		byPid = map[int]*daemon{}
+	)
 	for _, d := range lab.State.Daemons {
-		_ = syscall.Kill(d.Pid, syscall.SIGTERM)
+		x, ok := byPid[d.Pid]
+		if !ok {
+			name := d.Shard
+			if name == "" {
+				name = d.Node
+			}
+			x = &daemon{pid: d.Pid, name: name, dead: syscall.Kill(d.Pid, 0) != nil}
+			byPid[d.Pid] = x
+			ds = append(ds, x)
+		}
+		x.nodes = append(x.nodes, d.Node)
+	}
+	for _, x := range ds {
+		if !x.dead {
+			_ = syscall.Kill(x.pid, syscall.SIGTERM)
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	var errs []error
-	for _, d := range lab.State.Daemons {
-		path := filepath.Join(r.out, d.Node+".samples.json")
-		for {
-			_, serr := os.Stat(path)
-			gone := syscall.Kill(d.Pid, 0) != nil
-			if serr == nil && gone {
-				break
+	for _, x := range ds {
+		if x.dead {
+			errs = append(errs, fmt.Errorf("netns: switchd %s (switches %s) died during the run; their ports have no samples",
+				x.name, strings.Join(x.nodes, ", ")))
+			continue
+		}
+		for _, node := range x.nodes {
+			path := filepath.Join(r.out, node+".samples.json")
+			for {
+				_, serr := os.Stat(path)
+				gone := syscall.Kill(x.pid, 0) != nil
+				if serr == nil && gone {
+					break
+				}
+				if time.Now().After(deadline) || (gone && serr != nil) {
+					errs = append(errs, fmt.Errorf("netns: switchd %s did not write %s and exit within 10s", x.name, path))
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
-			if time.Now().After(deadline) {
-				errs = append(errs, fmt.Errorf("netns: switchd %s did not write %s and exit within 10s", d.Node, path))
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	return errors.Join(errs...)

@@ -3,10 +3,12 @@ package netns_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -165,4 +167,53 @@ func findProcess(want []byte) int {
 		}
 	}
 	return 0
+}
+
+// A shard killed in the middle of a run (kill -9) ends the run with an error that names
+// the daemon and its switches, the run keeps what the other daemons measured, and the
+// lab is gone afterwards: no namespace, no process, no state of it left.
+func TestKilledShardIsReported(t *testing.T) {
+	testenv.RequireRoot(t)
+	p := dumbbell(t, "rkill", "100Mbps", 1, "30KB")
+	sc := &scenario.Scenario{Name: "kill", Seed: 1, TimeScale: swiftTau, Duration: 3 * units.Second, Warmup: 300 * units.Millisecond,
+		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
+	out := t.TempDir()
+	killed := make(chan error, 1)
+	go func() {
+		// Wait for shard1's daemon, then kill it half way through the run (the run
+		// starts a lead of about 1.2 s after the lab comes up).
+		want := []byte("--shard\x00" + filepath.Join(netns.DefaultRunDir, p.Lab, "shard1.shard.json") + "\x00")
+		pid := 0
+		for deadline := time.Now().Add(20 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			pid = findProcess(want)
+		}
+		if pid == 0 {
+			killed <- errors.New("shard1's daemon never started")
+			return
+		}
+		time.Sleep(2700 * time.Millisecond)
+		killed <- syscall.Kill(pid, syscall.SIGKILL)
+	}()
+	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Shards: 2})
+	if kerr := <-killed; kerr != nil {
+		t.Fatal(kerr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "switchd shard1 (switches s1) died during the run") {
+		t.Errorf("run error %v, want one naming shard1 and its switch s1", err)
+	}
+	if run == nil || len(run.Flows) != 1 || run.Flows[0].Acked == 0 {
+		t.Fatal("the flow's measurements were not kept (no flow, or nothing acked before the kill)")
+	}
+	if _, serr := os.Stat(filepath.Join(out, "s2.samples.json")); serr != nil {
+		t.Errorf("the surviving shard's samples were not kept: %v", serr)
+	}
+	if _, serr := os.Stat(filepath.Join(netns.DefaultRunDir, p.Lab)); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the lab's state is still there: %v", serr)
+	}
+	ents, _ := os.ReadDir(netns.NetnsDir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), netns.NSName(p.Lab, "")) {
+			t.Errorf("namespace %s left behind", e.Name())
+		}
+	}
 }

@@ -173,7 +173,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		)
 		for attempt := 1; ; attempt++ {
 			res, runErr = be.Run(ctx, r.Plan, r.Scenario, ro)
-			if runErr != nil && ctx.Err() == nil || res == nil {
+			if res == nil {
 				if runErr == nil {
 					runErr = errors.New("backend returned no results")
 				}
@@ -187,7 +187,8 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 			if s, err = summarize(x, r, res); err != nil {
 				return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
 			}
-			// runErr here means Ctrl-C: keep what this attempt measured.
+			// runErr here means Ctrl-C, or a run that failed part-way (a daemon died):
+			// keep what this attempt measured.
 			if runErr != nil || s.Fidelity.Verdict != "degraded" || attempt > opts.RetryDegraded {
 				break
 			}
@@ -222,6 +223,9 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 			}
 			if _, err := writeSweep(dir, entries); err != nil {
 				return out, errors.Join(runErr, err)
+			}
+			if ctx.Err() == nil {
+				return out, fmt.Errorf("runner: %s failed; what was measured is in %s: %w", r.Scenario.Name, sub, runErr)
 			}
 			return out, fmt.Errorf("runner: interrupted during %s; what was measured is in %s: %w", r.Scenario.Name, dir, runErr)
 		}
