@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"reef/emulator"
+	"reef/emulator/calibrate"
 	"reef/emulator/expect"
 	"reef/emulator/experiment"
 	"reef/emulator/plan"
@@ -63,6 +64,9 @@ type Options struct {
 	// Shards is how many switch daemons carry a real backend's switches (0: the
 	// backend's default; see emulator.RunOptions).
 	Shards int
+	// Limits, when set, are the machine's calibrated limits (reef calibrate): a point
+	// of a real backend whose links are faster is flagged before anything runs.
+	Limits *calibrate.Limits
 }
 
 // Progress is told what the runner is doing.
@@ -99,6 +103,9 @@ type Outcome struct {
 	// NotEvaluated names the experiment's expectations that no run selected: with
 	// Options.Only, the checks on points left out and those comparing with them.
 	NotEvaluated []string
+	// Warnings are what was flagged before the runs started: points asking for
+	// faster links than the machine's calibrated limits.
+	Warnings []string
 }
 
 // Failed lists the expectations that did not hold.
@@ -133,6 +140,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnings := checkLimits(opts.Limits, name, runs)
 	dir := opts.OutDir
 	if dir == "" {
 		now := time.Now
@@ -148,7 +156,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if opts.NoFigures {
 		writeRun, writeSweep = report.WriteRunData, report.WriteSweepData
 	}
-	out := &Outcome{Dir: dir, Pass: true}
+	out := &Outcome{Dir: dir, Pass: true, Warnings: warnings}
 	var entries []report.RunEntry
 	for i, r := range runs {
 		sub := filepath.Join(dir, runDirName(r))
@@ -238,6 +246,27 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	}
 	out.Results, out.Pass, out.NotEvaluated = sw.Expectations, sw.Pass, sw.NotEvaluated
 	return out, nil
+}
+
+// checkLimits flags, before anything runs, the points of a real backend whose links
+// are faster than the machine's calibrated limits (each warning once), and logs them.
+func checkLimits(l *calibrate.Limits, backend string, runs []*experiment.Run) []string {
+	if l == nil || backend == "sim" {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		w, err := l.Check(r.Plan)
+		if err != nil || w == "" || seen[w] {
+			continue
+		}
+		seen[w] = true
+		w = r.Experiment + ": " + w
+		slog.Warn(w)
+		out = append(out, w)
+	}
+	return out
 }
 
 // summarize asks the report for the run's summary with the run's sweep variables and

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	_ "reef/cc/dctcp"
-	_ "reef/cc/swift"
+	_ "reef/cc/all"
 	"reef/emulator"
+	"reef/emulator/calibrate"
+	"reef/emulator/experiment"
 	"reef/emulator/plan"
 	"reef/emulator/report"
 	"reef/emulator/results"
@@ -359,5 +360,31 @@ func TestRunOnly(t *testing.T) {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("--only %s created %s", bad.sel, out)
 		}
+	}
+}
+
+// A point whose links on a real backend are faster than the machine's calibrated
+// limits is flagged before anything runs; the sim, and points within the limits, are
+// not.
+func TestCheckLimitsFlagsBeforeRunning(t *testing.T) {
+	x, err := experiment.Load(filepath.Join("..", "..", "experiments", "poseidon-multihop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := x.CompileAll(experiment.CompileOptions{Backend: "netns"}) // 100 Mbit/s links
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := func(r units.Rate) *calibrate.Limits {
+		return &calibrate.Limits{Limits: []calibrate.Limit{{Topology: "chain", MTU: 4096, MaxRate: r}}}
+	}
+	if w := checkLimits(limits(50*units.Mbps), "netns", runs); len(w) != 1 || !strings.Contains(w[0], "poseidon-multihop: links at 100Mbps") {
+		t.Errorf("limit 50 Mbit/s: warnings %q, want one for the 100 Mbit/s links", w)
+	}
+	if w := checkLimits(limits(200*units.Mbps), "netns", runs); len(w) != 0 {
+		t.Errorf("limit 200 Mbit/s: warnings %q, want none", w)
+	}
+	if w := checkLimits(limits(50*units.Mbps), "sim", runs); len(w) != 0 {
+		t.Errorf("sim: warnings %q, want none", w)
 	}
 }
