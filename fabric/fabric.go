@@ -40,6 +40,34 @@ type Node struct {
 	slot  Slot
 	last  units.Time
 	spin  int
+	taps  []Tap // per port; nil until a tap is set
+}
+
+// Tap sees every frame that crosses one port of a node: sent on it (out) or delivered
+// to it (in), at the frame's Due. frame is valid only during the call.
+type Tap func(at units.Time, out bool, frame []byte)
+
+// SetTap makes t see the frames crossing port of n (nil removes it). Captures use it:
+// the sim's, and a shard's of its in-memory links.
+func (n *Node) SetTap(port int, t Tap) error {
+	if port < 0 || port >= len(n.peers) {
+		return fmt.Errorf("fabric: %s has no port %d (it has %d)", n.Name(), port, len(n.peers))
+	}
+	if n.taps == nil {
+		n.taps = make([]Tap, len(n.peers))
+	}
+	n.taps[port] = t
+	return nil
+}
+
+// NumPorts is the node's number of ports (1 for a host).
+func (n *Node) NumPorts() int { return len(n.peers) }
+
+// tap shows a frame crossing port to its tap, if any.
+func (n *Node) tap(port int, at units.Time, out bool, frame []byte) {
+	if n.taps != nil && n.taps[port] != nil {
+		n.taps[port](at, out, frame)
+	}
 }
 
 // peer is where a port's frames go: another node's port, an external port of the
@@ -140,6 +168,7 @@ func (f *Fabric) Receive(at units.Time, ext int, frame []byte) {
 		return
 	}
 	p := f.ext[ext]
+	p.n.tap(p.port, at, false, frame)
 	p.n.sw.Receive(at, p.port, frame)
 	p.n.Rearm()
 }
@@ -232,6 +261,7 @@ func (n *Node) Fire(now units.Time) {
 // went to an external port (and waits in f.out for Poll's caller).
 func (n *Node) deliver(port int, due units.Time, frame []byte) bool {
 	p := n.peers[port]
+	n.tap(port, due, true, frame)
 	if p.n == nil {
 		if p.ext >= 0 {
 			n.f.out, n.f.outOK = switchd.Out{Port: p.ext, Frame: frame, Due: due}, true
@@ -240,6 +270,7 @@ func (n *Node) deliver(port int, due units.Time, frame []byte) bool {
 		return false // an unwired port: the frame leaves the lab
 	}
 	n.f.hops++
+	p.n.tap(p.port, due, false, frame)
 	switch {
 	case p.n.sw != nil && n.sw != nil:
 		p.n.sw.Forward(due, p.port, n.sw) // frame is n.sw's last Poll: handed over, not copied

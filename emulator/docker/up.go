@@ -118,7 +118,13 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 	// Intent log first: the marker (with every container name) and netns's state (every
 	// namespace mount name), before anything carrying those names exists.
 	mk := Marker{Lab: p.Lab}
-	st := netns.State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology}
+	shards := o.Shards
+	if shards <= 0 {
+		shards = netns.DefaultShards()
+	}
+	part := p.Partition(shards)
+	st := netns.State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology,
+		Shards: netns.ShardStates(p, &part)}
 	for _, h := range p.Hosts {
 		n := h.Config.Name
 		mk.Containers = append(mk.Containers, ContainerName(p.Lab, n))
@@ -138,7 +144,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	lab = &netns.Lab{Name: p.Lab, Dir: dir, Epoch: st.Epoch, Plan: p}
+	lab = &netns.Lab{Name: p.Lab, Dir: dir, Epoch: st.Epoch, Plan: p, Partition: part}
 	handles := map[string]*netns.NS{}
 	pids := map[string]int{} // switch → its container's first process
 	var hmu sync.Mutex
@@ -236,6 +242,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 
 	err = netns.Parallel(ctx, len(p.Links), o.Workers, func(i int) error {
 		l := &p.Links[i]
+		if netns.InMemory(l, p, &part) {
+			return nil // carried by the shard's switchd
+		}
 		a, b := handles[l.A.Node], handles[l.B.Node]
 		if a == nil || b == nil {
 			return fmt.Errorf("docker: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
@@ -263,7 +272,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 	}
 	lab.State = st
 	log.Info("lab up on docker", "lab", p.Lab, "hosts", len(p.Hosts), "switches", len(p.Switches),
-		"links", len(p.Links), "elapsed", time.Since(t0).Round(time.Millisecond))
+		"links", len(p.Links), "shards", len(part.Shards), "elapsed", time.Since(t0).Round(time.Millisecond))
 	return lab, nil
 }
 
@@ -305,11 +314,13 @@ func ensureImages(ctx context.Context, c *Client, p *plan.Plan, o Options, log *
 	return nil
 }
 
-// startSwitches writes each switch's config into the lab directory and starts switchd
-// inside each switch container's network, UTS and IPC namespaces (nsenter), running the
-// static build reef mounts at /reef (bins on the machine), so it always matches the
-// controller; the image's own /switchd is for standalone use. The daemon stays in the
-// controller's cgroups and in the machine's mount and PID namespaces, on purpose:
+// startSwitches writes each shard's config into the lab directory and starts its
+// switchd inside the network, UTS and IPC namespaces of its first switch's container
+// (nsenter); the daemon opens every external port in its own switch's namespace (the
+// lab's /run/netns mounts). It runs the static build reef mounts at /reef (bins on the
+// machine), so it always matches the controller; the image's own /switchd is for
+// standalone use. The daemon stays in the controller's cgroups and in the machine's
+// mount and PID namespaces, on purpose:
 //   - on kernels with RT group scheduling (cgroup v1 cpu.rt_runtime_us) a container's
 //     cgroup has no real-time budget, so switchd's SCHED_FIFO datapath thread fell back
 //     to normal priority (measured: 18 instead of 91 Mbit/s through two switches at
@@ -321,7 +332,7 @@ func ensureImages(ctx context.Context, c *Client, p *plan.Plan, o Options, log *
 // It reports readiness on an inherited pipe, as on netns.
 func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids map[string]int, bins string, o Options) error {
 	type started struct {
-		node  string
+		shard string
 		ready *os.File
 	}
 	var waits []started
@@ -330,25 +341,26 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 			w.ready.Close()
 		}
 	}()
-	for _, s := range lab.Plan.Switches {
-		name := s.Config.Name
-		cfgPath := filepath.Join(lab.Dir, name+".json")
-		if err := netns.WriteJSON(cfgPath, &s.Config); err != nil {
-			return fmt.Errorf("docker: switch %s config: %w", name, err)
+	for k := range lab.Partition.Shards {
+		cfg, cfgPath, err := netns.WriteShardConfig(lab, k)
+		if err != nil {
+			return fmt.Errorf("docker: %w", err)
 		}
+		name := cfg.Name
 		logPath := filepath.Join(lab.Dir, name+".log")
 		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("docker: switch %s log: %w", name, err)
+			return fmt.Errorf("docker: %s log: %w", name, err)
 		}
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			logf.Close()
-			return fmt.Errorf("docker: switch %s: %w", name, err)
+			return fmt.Errorf("docker: %s: %w", name, err)
 		}
-		stats := filepath.Join(lab.Dir, name+".stats.json")
-		args := []string{"-t", strconv.Itoa(pids[name]), "-u", "-i", "-n", "--",
-			filepath.Join(bins, "switchd"), "--config", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10), "--stats", stats, "--ready-fd", "3"}
+		first := cfg.Switches[0].Name
+		args := []string{"-t", strconv.Itoa(pids[first]), "-u", "-i", "-n", "--",
+			filepath.Join(bins, "switchd"), "--shard", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10),
+			"--stats", lab.StatsPath("{node}"), "--ready-fd", "3"}
 		if o.RingFrames > 0 {
 			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
 		}
@@ -362,12 +374,14 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 		logf.Close()
 		if err != nil {
 			pr.Close()
-			return fmt.Errorf("docker: start switchd in %s: %w", ContainerName(lab.Name, name), err)
+			return fmt.Errorf("docker: start switchd %s in %s: %w", name, ContainerName(lab.Name, first), err)
 		}
 		go cmd.Wait() // reap it if it dies while we live
 		waits = append(waits, started{name, pr})
 		// nsenter without -p execs the program: its PID is switchd's.
-		st.Daemons = append(st.Daemons, netns.Daemon{Node: name, Pid: cmd.Process.Pid, Stats: stats, Log: logPath})
+		for _, sc := range cfg.Switches {
+			st.Daemons = append(st.Daemons, netns.Daemon{Node: sc.Name, Shard: name, Pid: cmd.Process.Pid, Stats: lab.StatsPath(sc.Name), Log: logPath})
+		}
 		if err := netns.WriteState(lab.Dir, st); err != nil {
 			return err
 		}
@@ -378,8 +392,8 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 		_ = w.ready.SetReadDeadline(deadline)
 		var b [1]byte
 		if _, err := io.ReadFull(w.ready, b[:]); err != nil {
-			tail, _ := os.ReadFile(filepath.Join(lab.Dir, w.node+".log"))
-			return fmt.Errorf("docker: switchd %s did not come up (%v); its log says:\n%s", w.node, err, tailBytes(tail))
+			tail, _ := os.ReadFile(filepath.Join(lab.Dir, w.shard+".log"))
+			return fmt.Errorf("docker: switchd %s did not come up (%v); its log says:\n%s", w.shard, err, tailBytes(tail))
 		}
 		return nil
 	})

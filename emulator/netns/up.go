@@ -83,9 +83,22 @@ type Lab struct {
 // one per CPU the machine has.
 func DefaultShards() int { return runtime.NumCPU() }
 
-// inMemory reports whether l joins two switches of the same shard (no veth: the
+// ShardStates names each shard of part with its switches, for a lab's State.
+func ShardStates(p *plan.Plan, part *plan.Partition) []Shard {
+	var out []Shard
+	for k, sh := range part.Shards {
+		s := Shard{Name: plan.ShardName(k)}
+		for _, i := range sh {
+			s.Switches = append(s.Switches, p.Switches[i].Config.Name)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// InMemory reports whether l joins two switches of the same shard (no veth: the
 // shard's daemon carries it in memory).
-func inMemory(l *plan.Link, p *plan.Plan, part *plan.Partition) bool {
+func InMemory(l *plan.Link, p *plan.Plan, part *plan.Partition) bool {
 	if l.A.IsHost || l.B.IsHost {
 		return false
 	}
@@ -168,13 +181,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	// The intent log: every name is on disk before anything carrying it exists.
 	sf := &stateFile{path: filepath.Join(dir, "state.json")}
 	sf.st = State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology, Namespaces: nodes}
-	for k, sh := range part.Shards {
-		s := Shard{Name: plan.ShardName(k)}
-		for _, i := range sh {
-			s.Switches = append(s.Switches, p.Switches[i].Config.Name)
-		}
-		sf.st.Shards = append(sf.st.Shards, s)
-	}
+	sf.st.Shards = ShardStates(p, &part)
 	for _, h := range p.Hosts {
 		sf.st.EtcDirs = append(sf.st.EtcDirs, filepath.Join(DefaultEtcDir, NSName(p.Lab, h.Config.Name)))
 	}
@@ -221,7 +228,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	// none for a link inside a shard.
 	err = parallel(ctx, len(p.Links), o.Workers, func(i int) error {
 		l := &p.Links[i]
-		if inMemory(l, p, &part) {
+		if InMemory(l, p, &part) {
 			return nil
 		}
 		ha, hb := handles[l.A.Node], handles[l.B.Node]
@@ -438,7 +445,7 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 func inMemoryLinks(p *plan.Plan, part *plan.Partition) int {
 	n := 0
 	for i := range p.Links {
-		if inMemory(&p.Links[i], p, part) {
+		if InMemory(&p.Links[i], p, part) {
 			n++
 		}
 	}
@@ -457,18 +464,36 @@ func ShardConfig(lab string, p *plan.Plan, part *plan.Partition, k int) shard.Co
 	}
 	for i := range p.Links {
 		l := &p.Links[i]
-		if inMemory(l, p, part) && mine[l.A.Node] {
+		if InMemory(l, p, part) && mine[l.A.Node] {
 			c.Links = append(c.Links, shard.Link{A: shard.End{Switch: l.A.Node, Port: l.A.Port}, B: shard.End{Switch: l.B.Node, Port: l.B.Port}})
 			continue
 		}
 		for _, e := range []plan.Endpoint{l.A, l.B} {
-			if !e.IsHost && mine[e.Node] && !inMemory(l, p, part) {
+			if !e.IsHost && mine[e.Node] && !InMemory(l, p, part) {
 				c.Ports = append(c.Ports, shard.Port{End: shard.End{Switch: e.Node, Port: e.Port}, Iface: e.Iface,
 					Netns: filepath.Join(NetnsDir, NSName(lab, e.Node))})
 			}
 		}
 	}
 	return c
+}
+
+// WriteShardConfig writes the config of shard k of lab's partition into the lab's
+// directory as <shard>.shard.json (what its switchd reads), and each of its switches'
+// as <node>.json (what reef stats, capture and the dashboard read of a switch). It
+// returns the config and its path.
+func WriteShardConfig(lab *Lab, k int) (shard.Config, string, error) {
+	cfg := ShardConfig(lab.Name, lab.Plan, &lab.Partition, k)
+	for i := range cfg.Switches {
+		if err := writeJSON(filepath.Join(lab.Dir, cfg.Switches[i].Name+".json"), &cfg.Switches[i]); err != nil {
+			return cfg, "", fmt.Errorf("netns: switch %s config: %w", cfg.Switches[i].Name, err)
+		}
+	}
+	path := filepath.Join(lab.Dir, cfg.Name+".shard.json")
+	if err := writeJSON(path, &cfg); err != nil {
+		return cfg, "", fmt.Errorf("netns: %s config: %w", cfg.Name, err)
+	}
+	return cfg, path, nil
 }
 
 // startSwitches writes each shard's config and starts its switchd inside the
@@ -486,19 +511,11 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 		}
 	}()
 	for k := range lab.Partition.Shards {
-		cfg := ShardConfig(lab.Name, lab.Plan, &lab.Partition, k)
+		cfg, cfgPath, err := WriteShardConfig(lab, k)
+		if err != nil {
+			return err
+		}
 		name := cfg.Name
-		// Each switch's config as <node>.json too: what reef stats, capture and the
-		// dashboard read of a switch.
-		for i := range cfg.Switches {
-			if err := writeJSON(filepath.Join(lab.Dir, cfg.Switches[i].Name+".json"), &cfg.Switches[i]); err != nil {
-				return fmt.Errorf("netns: switch %s config: %w", cfg.Switches[i].Name, err)
-			}
-		}
-		cfgPath := filepath.Join(lab.Dir, name+".shard.json")
-		if err := writeJSON(cfgPath, &cfg); err != nil {
-			return fmt.Errorf("netns: %s config: %w", name, err)
-		}
 		logPath := filepath.Join(lab.Dir, name+".log")
 		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {

@@ -292,6 +292,29 @@ func (s *Sim) sample(now units.Time) {
 	}
 }
 
+// Tap makes t see the frames crossing port of node (a switch's port index; a host's
+// only port is 0); port -1 taps every port of the node.
+func (s *Sim) Tap(node string, port int, t fabric.Tap) error {
+	n := s.byHost[node]
+	for _, sw := range s.switches {
+		if sw.Name() == node {
+			n = sw
+		}
+	}
+	if n == nil {
+		return fmt.Errorf("sim: no node %q", node)
+	}
+	if port >= 0 {
+		return n.SetTap(port, t)
+	}
+	for i := range n.NumPorts() {
+		if err := n.SetTap(i, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RunUntil advances the simulation to t (at most the scenario's duration) and returns
 // the number of events fired.
 func (s *Sim) RunUntil(t units.Time) uint64 {
