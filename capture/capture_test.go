@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reef/internal/testenv"
+	"reef/switchd/afpacket"
 	"reef/units"
 	"reef/wire"
 )
@@ -134,6 +135,29 @@ func TestWiresharkDissector(t *testing.T) {
 		if got := strings.ReplaceAll(lines[i], "\r", ""); got != want[i] {
 			t.Errorf("packet %d: tshark fields %q, want %q", i+1, got, want[i])
 		}
+	}
+}
+
+// The 12 bytes a daemon appends after the IP packet (the release trailer) are claimed
+// by the dissector, not shown as another vendor's Ethernet trailer (vssmonitoring).
+func TestWiresharkClaimsTrailer(t *testing.T) {
+	tshark := testenv.RequireProgram(t, "tshark")
+	data := frames(t)[0]
+	buf := make([]byte, len(data)+afpacket.TrailerLen)
+	n, ok := afpacket.PutTrailer(buf, data, 1234567890123)
+	if !ok {
+		t.Fatal("no trailer written")
+	}
+	path := writeTrace(t, [][]byte{buf[:n]})
+	lua, _ := filepath.Abs(filepath.Join("..", "dissector", "reef.lua"))
+	out, err := exec.Command(tshark, "-X", "lua_script:"+lua, "-r", path, "-T", "fields", "-E", "separator=;",
+		"-e", "reef_trailer.due", "-e", "reef.flow", "-e", "frame.protocols").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	got := strings.TrimSpace(strings.ReplaceAll(string(out), "\r", ""))
+	if !strings.HasPrefix(got, "1234567890123;7;") || strings.Contains(got, "vssmonitoring") {
+		t.Errorf("tshark fields %q, want the trailer's Due 1234567890123, flow 7 and no vssmonitoring", got)
 	}
 }
 

@@ -85,3 +85,26 @@ function reef.dissector(buf, pinfo, tree)
 end
 
 DissectorTable.get("udp.port"):add(5140, reef)
+
+-- The release trailer reef's daemons append after the IP packet of every IPv4 frame
+-- they send (switchd/afpacket trailer.go): the frame's Due, CLOCK_MONOTONIC ns (8 bytes,
+-- big endian), then the magic 0x524545F1. Without this, Wireshark shows those 12 bytes
+-- as an Ethernet trailer of another vendor's (vssmonitoring).
+local trailer = Proto("reef_trailer", "reef release trailer")
+local tf = {
+  due   = ProtoField.uint64("reef_trailer.due", "Due (CLOCK_MONOTONIC ns)", base.DEC),
+  magic = ProtoField.uint32("reef_trailer.magic", "Magic", base.HEX),
+}
+trailer.fields = tf
+
+local TRAILER_LEN, TRAILER_MAGIC = 12, 0x524545F1
+
+local function trailer_heuristic(buf, pinfo, tree)
+  if buf:len() ~= TRAILER_LEN or buf(8, 4):uint() ~= TRAILER_MAGIC then return false end
+  local t = tree:add(trailer, buf(0, TRAILER_LEN), "reef release trailer")
+  t:add(tf.due, buf(0, 8))
+  t:add(tf.magic, buf(8, 4))
+  return true
+end
+
+trailer:register_heuristic("eth.trailer", trailer_heuristic)
