@@ -59,6 +59,7 @@ func (p *Progress) Update(reached, total units.Time) {
 func (p *Progress) Done(i int, s *report.Summary, err error) {
 	switch {
 	case s != nil:
+		p.Feed.SetWindow(units.Time(s.WindowUS[0]*1e3), units.Time(s.WindowUS[1]*1e3))
 		p.Feed.Decide(s.Expectations...)
 		p.Feed.Note(fmt.Sprintf("run %d of %d done: %s", i+1, p.n, p.label))
 	case err != nil:
