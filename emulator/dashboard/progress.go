@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 
+	"reef/emulator"
 	"reef/emulator/expect"
 	"reef/emulator/plan"
 	"reef/emulator/report"
@@ -46,6 +47,13 @@ func (p *Progress) Plan(i int, pl *plan.Plan) {
 // Observe implements runner.Observer.
 func (p *Progress) Observe(reached units.Time, run *results.Run) {
 	p.Feed.Push(reached, run)
+}
+
+// Setup implements runner.SetupProgress, for Next when it shows it.
+func (p *Progress) Setup(u emulator.UpProgress) {
+	if s, ok := p.Next.(interface{ Setup(emulator.UpProgress) }); ok {
+		s.Setup(u)
+	}
 }
 
 // Update implements runner.Progress.
