@@ -17,23 +17,30 @@ type axisUnit struct {
 	size float64
 }
 
-// The units each kind of axis can be labelled in, smallest first. Durations are plotted
-// in seconds, rates in bit/s and sizes in bytes; the axis picks the unit its range reads
-// best in (see chooseUnit).
+// A quantity is what an axis shows: the units it can be labelled in, smallest first,
+// and the height an axis whose values are all equal spans (a flat zero queue delay
+// reads 0–1 µs, not 0–1 s).
+type quantity struct {
+	units []axisUnit
+	flat  float64
+}
+
+// The quantities plots show. Durations are plotted in seconds, rates in bit/s and sizes
+// in bytes; an axis picks the unit its range reads best in (see chooseUnit).
 var (
-	durationUnits = []axisUnit{{"ns", 1e-9}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1}}
-	rateUnits     = []axisUnit{{"bit/s", 1}, {"Kbit/s", 1e3}, {"Mbit/s", 1e6}, {"Gbit/s", 1e9}, {"Tbit/s", 1e12}}
-	byteUnits     = []axisUnit{{"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}}
-	plainUnits    = []axisUnit{{"", 1}}
+	durationUnits = quantity{[]axisUnit{{"ns", 1e-9}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1}}, 1e-6}
+	rateUnits     = quantity{[]axisUnit{{"bit/s", 1}, {"Kbit/s", 1e3}, {"Mbit/s", 1e6}, {"Gbit/s", 1e9}, {"Tbit/s", 1e12}}, 1e6}
+	byteUnits     = quantity{[]axisUnit{{"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}}, 1e3}
+	plainUnits    = quantity{[]axisUnit{{"", 1}}, 1}
 )
 
-// chooseUnit returns the largest of units (smallest first) in which extent, the largest
-// absolute value an axis spans, is at least 1: its tick labels then have one to three
-// digits before the point (50 ms, not 50000 µs or 0.05 s). Below the smallest unit, or
-// for an empty extent, it is the smallest.
-func chooseUnit(units []axisUnit, extent float64) axisUnit {
-	u := units[0]
-	for _, c := range units[1:] {
+// chooseUnit returns the largest of q's units in which extent, the largest absolute
+// value an axis spans, is at least 1: its tick labels then have one to three digits
+// before the point (50 ms, not 50000 µs or 0.05 s). Below the smallest unit, or for an
+// empty extent, it is the smallest.
+func chooseUnit(q quantity, extent float64) axisUnit {
+	u := q.units[0]
+	for _, c := range q.units[1:] {
 		if extent >= c.size {
 			u = c
 		}
@@ -94,17 +101,24 @@ func formatTick(v float64, prec int) string {
 	return s
 }
 
-// setAxis labels a, whose range is final (every plotter added), in the unit of units its
+// setAxis labels a, whose range is final (every plotter added), in the unit of q its
 // range reads best in: label's "{unit}" becomes the unit's name.
-func setAxis(a *plot.Axis, label string, units []axisUnit) {
-	u := chooseUnit(units, math.Max(math.Abs(a.Min), math.Abs(a.Max)))
+func setAxis(a *plot.Axis, label string, q quantity) {
+	u := chooseUnit(q, math.Max(math.Abs(a.Min), math.Abs(a.Max)))
 	a.Label.Text = strings.ReplaceAll(label, "{unit}", u.name)
 	a.Tick.Marker = unitTicks{u}
 }
 
+// yAxis gives p's y axis, every plotter added, room for the legend (see headroom) and
+// labels it in q (see setAxis).
+func yAxis(p *plot.Plot, label string, q quantity) {
+	headroom(p, q.flat)
+	setAxis(&p.Y, label, q)
+}
+
 // expectAxis gives the factor from an expectation's base unit (expect.Dim*.Unit) to the
-// unit its plot axis is in, the units the axis can be labelled in, and the axis label.
-func expectAxis(unit string) (toData float64, units []axisUnit, label string) {
+// unit its plot axis is in, the quantity the axis shows, and the axis label.
+func expectAxis(unit string) (toData float64, q quantity, label string) {
 	switch unit {
 	case expect.DimTime.Unit():
 		return 1e-9, durationUnits, "value ({unit})"

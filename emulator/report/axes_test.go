@@ -13,7 +13,7 @@ import (
 
 func TestChooseUnit(t *testing.T) {
 	for _, c := range []struct {
-		units  []axisUnit
+		units  quantity
 		extent float64
 		want   string
 	}{
@@ -25,6 +25,7 @@ func TestChooseUnit(t *testing.T) {
 		{durationUnits, 1e-6, "µs"},
 		{durationUnits, 400e-9, "ns"},
 		{durationUnits, 0, "ns"},
+		{durationUnits, durationUnits.flat * 4 / 3, "µs"}, // all zero, with headroom
 		{rateUnits, 533e6, "Mbit/s"},
 		{rateUnits, 2e9, "Gbit/s"},
 		{rateUnits, 500, "bit/s"},
@@ -43,7 +44,7 @@ func TestChooseUnit(t *testing.T) {
 func TestAxisTicks(t *testing.T) {
 	for _, c := range []struct {
 		name      string
-		units     []axisUnit
+		units     quantity
 		lo, hi    float64
 		wantUnit  string
 		wantTicks string
@@ -57,10 +58,17 @@ func TestAxisTicks(t *testing.T) {
 		{"a share ratio", plainUnits, 0, 1.33, "", "0 0.2 0.4 0.6 0.8 1.0 1.2"},
 		{"a sweep of M", plainUnits, 2, 4, "", "2.0 2.5 3.0 3.5 4.0"},
 		{"negative values", plainUnits, -10, 10, "", "-10 -5 0 5 10"},
+		{"no queueing at all", durationUnits, 0, 0, "µs", "0 0.2 0.4 0.6 0.8 1.0 1.2"},
+		{"a flat rate", rateUnits, 0, 0, "Mbit/s", "0 0.2 0.4 0.6 0.8 1.0 1.2"},
 	} {
-		var a = newPlot("", "", "").Y
-		a.Min, a.Max = c.lo, c.hi
-		setAxis(&a, "x ({unit})", c.units)
+		p := newPlot("", "", "")
+		p.Y.Min, p.Y.Max = c.lo, c.hi
+		if c.lo == c.hi {
+			yAxis(p, "x ({unit})", c.units) // flat data: the axis gets its height and room for the legend
+		} else {
+			setAxis(&p.Y, "x ({unit})", c.units)
+		}
+		a := p.Y
 		if want := "x (" + c.wantUnit + ")"; a.Label.Text != want {
 			t.Errorf("%s: label %q, want %q", c.name, a.Label.Text, want)
 		}

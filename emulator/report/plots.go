@@ -133,11 +133,12 @@ func newPlot(title, x, y string) *plot.Plot {
 }
 
 // headroom starts the y axis at 0 (or below, for negative data) and leaves a quarter of
-// the height free above the data for the legend.
-func headroom(p *plot.Plot) {
+// the height free above the data for the legend; an axis whose data are all 0 spans
+// flat.
+func headroom(p *plot.Plot, flat float64) {
 	p.Y.Min = math.Min(0, p.Y.Min)
 	if p.Y.Max <= p.Y.Min {
-		p.Y.Max = p.Y.Min + 1
+		p.Y.Max = p.Y.Min + flat
 	}
 	p.Y.Max += (p.Y.Max - p.Y.Min) / 3
 }
@@ -253,14 +254,12 @@ func (s *Summary) runFigures() ([]Figure, error) {
 				}
 			}
 		}
-		headroom(p)
 		s.timeAxis(p)
-		setAxis(&p.Y, "rate ({unit})", rateUnits)
+		yAxis(p, "rate ({unit})", rateUnits)
 		jobs = append(jobs, figureJob{p, "rate", "Each flow's goodput over time (moving average over max(sample interval, 4 base RTTs)) against its max-min fair share" + note + "."})
 		if cwndDrawn {
-			headroom(c)
 			s.timeAxis(c)
-			setAxis(&c.Y, "cwnd ({unit})", byteUnits)
+			yAxis(c, "cwnd ({unit})", byteUnits)
 			jobs = append(jobs, figureJob{c, "cwnd", "Each flow's congestion window as its algorithm reported it" + note + "."})
 		}
 	}
@@ -276,9 +275,8 @@ func (s *Summary) runFigures() ([]Figure, error) {
 				return nil, err
 			}
 		}
-		headroom(p)
 		s.timeAxis(p)
-		setAxis(&p.Y, "queue delay ({unit})", durationUnits)
+		yAxis(p, "queue delay ({unit})", durationUnits)
 		jobs = append(jobs, figureJob{p, "queue-delay", "Queueing delay over time at the ports with the highest p99 queue delay in the measurement window (the bottlenecks)."})
 	}
 	if len(s.FCTBuckets) > 0 {
@@ -346,8 +344,7 @@ func (s *Summary) fctFigure() (figureJob, error) {
 		p.Legend.Add([]string{"p50", "p99"}[k], bc)
 	}
 	p.NominalX(names...)
-	headroom(p)
-	setAxis(&p.Y, "FCT / ideal FCT", plainUnits)
+	yAxis(p, "FCT / ideal FCT", plainUnits)
 	return figureJob{p, "fct-slowdown", "Median and 99th-percentile FCT slowdown (completion time over the time the same message takes alone on the network) by message size."}, nil
 }
 
@@ -539,8 +536,7 @@ func fctSweepFigure(sums []*Summary, q string) (Figure, bool, error) {
 	}
 	p.NominalX(buckets...)
 	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
-	headroom(p)
-	setAxis(&p.Y, "FCT / ideal FCT ("+q+")", plainUnits)
+	yAxis(p, "FCT / ideal FCT ("+q+")", plainUnits)
 	f, err := render(p, "sweep-fct-slowdown-"+q, fmt.Sprintf("The %s FCT slowdown of each size bucket (small < 100KB ≤ medium < 1MB ≤ large), one bar per run.", q))
 	return f, err == nil, err
 }
@@ -586,8 +582,7 @@ func shareSweepFigure(sums []*Summary) (Figure, bool, error) {
 	}
 	p.NominalX(groups...)
 	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
-	headroom(p)
-	setAxis(&p.Y, "goodput / fair share", plainUnits)
+	yAxis(p, "goodput / fair share", plainUnits)
 	f, err := render(p, "sweep-group-share", "Each flow group's goodput over its max-min fair share (1 = its fair share), one bar per run.")
 	return f, err == nil, err
 }
@@ -714,7 +709,6 @@ func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get fu
 			}
 		}
 	}
-	headroom(p)
 	// The x axis is labelled at the swept values only: between them it means nothing.
 	p.X.Label.Text = x
 	var ticks plot.ConstantTicks
@@ -723,7 +717,7 @@ func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get fu
 	}
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = p.X.Min-(p.X.Max-p.X.Min)/20, p.X.Max+(p.X.Max-p.X.Min)/20
-	setAxis(&p.Y, ylabel, units)
+	yAxis(p, ylabel, units)
 	f, err := render(p, name, caption)
 	return f, err == nil, err
 }
