@@ -8,7 +8,8 @@
 // What the server shows comes from a Source, which hands out immutable Snapshots:
 //
 //   - RunDir: a finished run's results directory (results.json, plan.json,
-//     summary.json), read once from disk;
+//     summary.json), read once from disk and shown over its measurement window, or at
+//     any time of the run the page asks for;
 //   - Feed: a live in-process run; the runner or a sim driver (RunSim) pushes the run's
 //     results as they grow, and the expectations' verdicts as they are decided;
 //   - Lab: a running netns lab; its switchd daemons' stats files are polled (ports only:

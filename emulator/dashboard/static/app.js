@@ -90,7 +90,7 @@ async function applyState(st) {
     // width grows with the queue, in packets, on a log scale
     line.setAttribute('stroke-width', (2 + Math.min(8, Math.log2(1 + ls.queue / 1500))).toFixed(1));
     line.firstChild.textContent = line.firstChild.textContent.split(' ·')[0] + ' · ' + (100 * ls.util).toFixed(0) +
-      '% · queue ' + fmtBytes(ls.queue) + ' · drops ' + ls.drops + ' · marks ' + ls.marks;
+      '% · ' + (st.view === 'window' ? 'mean queue ' : 'queue ') + fmtBytes(ls.queue) + ' · drops ' + ls.drops + ' · marks ' + ls.marks;
   });
   const rows = st.flows.slice(0, 300).map((f, i) => {
     const tr = document.createElement('tr');
