@@ -35,6 +35,9 @@ type RunOptions struct {
 	OutDir string
 	// Progress, when set, is called now and then with the emulated time reached.
 	Progress func(reached, total units.Time)
+	// Setup, when set, is told how far bringing the run's lab up has come, one call at
+	// a time (backends that bring one up: netns, docker).
+	Setup func(UpProgress)
 	// Capture lists NODE or NODE:PORT to capture to pcapng in OutDir.
 	Capture []string
 	// Shards is how many switch daemons (shards) carry the lab's switches on a real

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "reef/cc/all"
+	"reef/emulator"
 	"reef/emulator/calibrate"
 	"reef/emulator/dashboard"
 	"reef/emulator/report"
@@ -78,7 +79,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 	if ro.retryDegraded < 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--retry-degraded %d: want 0 or more", ro.retryDegraded)}
 	}
-	prog := newProgress(os.Stderr, isTTY(os.Stderr))
+	prog := newProgress(os.Stderr, terminal(os.Stderr), nil)
 	var steps runner.Progress = prog
 	var live *liveView
 	if ro.dashboard {
@@ -124,59 +125,78 @@ func printOutcome(w io.Writer, out *runner.Outcome) {
 	fmt.Fprintf(w, "results: %s\n", out.Dir)
 }
 
-func isTTY(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progress draws a bar on a terminal (simulated or emulated time over wall time) and a
-// plain line per run otherwise.
+// progress draws a bar on a terminal (emulated time against the run's, the speed and
+// an estimate of the time left; before that, the lab being set up) and a plain line per
+// run otherwise.
 type progress struct {
-	w        io.Writer
-	tty      bool
-	i, n     int
-	label    string
-	start    time.Time
-	lastDraw time.Time
-	drawn    bool
+	w     io.Writer
+	line  statusLine
+	i, n  int
+	label string
+	start time.Time
+	// since and from are when and at what emulated time the run was first seen
+	// moving: the estimate of the time left counts from there, not from the set-up.
+	since  time.Time
+	from   units.Time
+	stages upStages
 }
 
-func newProgress(w io.Writer, tty bool) *progress { return &progress{w: w, tty: tty} }
+// newProgress reports to w, drawing a bar when tty; now is the clock (nil: time.Now).
+func newProgress(w io.Writer, tty bool, now func() time.Time) *progress {
+	return &progress{w: w, line: newStatusLine(w, tty, now)}
+}
 
 func (p *progress) Start(i, n int, label string) {
-	p.i, p.n, p.label, p.start = i, n, label, time.Now()
-	if !p.tty {
+	p.i, p.n, p.label, p.start = i, n, label, p.line.now()
+	p.since, p.from, p.stages = time.Time{}, 0, nil
+	if !p.line.tty {
 		fmt.Fprintf(p.w, "[%d/%d] %s …\n", i+1, n, label)
 	}
 }
 
+// Setup implements runner.SetupProgress: the run's lab is being brought up.
+func (p *progress) Setup(u emulator.UpProgress) {
+	complete := p.stages.add(u)
+	p.line.draw(fmt.Sprintf("[%d/%d] %s: setting up the lab: %s", p.i+1, p.n, p.label, p.stages), complete)
+}
+
 func (p *progress) Update(reached, total units.Time) {
-	if !p.tty || total <= 0 {
+	if !p.line.tty || total <= 0 {
 		return
 	}
-	now := time.Now()
-	if now.Sub(p.lastDraw) < 100*time.Millisecond && reached < total {
-		return
+	now := p.line.now()
+	if reached > 0 && p.since.IsZero() {
+		p.since, p.from = now, reached
 	}
-	p.lastDraw = now
 	const width = 30
 	frac := min(float64(reached)/float64(total), 1)
 	bar := strings.Repeat("█", int(frac*width)) + strings.Repeat("·", width-int(frac*width))
-	wall := now.Sub(p.start)
 	speed := ""
-	if wall > 0 {
+	if wall := now.Sub(p.start); wall > 0 {
 		speed = fmt.Sprintf(" %.3g× real time", reached.Seconds()/wall.Seconds())
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s %s %v/%v%s", p.i+1, p.n, p.label, bar, reached, total, speed)
-	p.drawn = true
+	left := ""
+	if ran := now.Sub(p.since); !p.since.IsZero() && ran > 0 && reached > p.from && reached < total {
+		// a second or more: a shorter wait needs no estimate
+		if rest := time.Duration(float64(ran) * float64(total-reached) / float64(reached-p.from)); rest >= time.Second {
+			left = " · about " + roundLeft(rest).String() + " left"
+		}
+	}
+	p.line.draw(fmt.Sprintf("[%d/%d] %s %s %v/%v%s%s", p.i+1, p.n, p.label, bar, reached, total, speed, left), reached >= total)
+}
+
+// roundLeft rounds an estimate of the time left to what it can tell: seconds, or
+// tenths under ten seconds.
+func roundLeft(d time.Duration) time.Duration {
+	if d >= 10*time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 func (p *progress) Done(i int, s *report.Summary, err error) {
-	if p.tty && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-	wall := time.Since(p.start).Round(time.Millisecond)
+	p.line.clear()
+	wall := p.line.now().Sub(p.start).Round(time.Millisecond)
 	switch {
 	case err != nil && s == nil:
 		fmt.Fprintf(p.w, "[%d/%d] %s: %v\n", i+1, p.n, p.label, err)
@@ -189,8 +209,4 @@ func (p *progress) Done(i int, s *report.Summary, err error) {
 	}
 }
 
-func (p *progress) finish() {
-	if p.tty && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
+func (p *progress) finish() { p.line.clear() }

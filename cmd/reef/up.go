@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ namespace per node (reef-<lab>-<node>), a veth pair per link, and the switches i
 shards: a switchd daemon runs several switches, and the links between switches of one
 shard are carried in memory, with no veth (--shards N; default one shard per CPU,
 placed to cut few links: a fat-tree splits by pods). up prints the placement. The lab stays up until "reef down". Run commands in it with "reef exec".
+On a terminal, up shows how many nodes, links, hosts and switch daemons it has made.
 
 The switchd binary is $REEF_SWITCHD, else a switchd next to the reef binary, else built
 with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef module.
@@ -73,6 +75,8 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 		return err
 	}
 	no := netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file, Shards: u.shards}
+	status := newUpStatus(os.Stderr, terminal(os.Stderr), p.Lab, nil)
+	no.Progress = status.update
 	var lab *netns.Lab
 	switch u.backend {
 	case "netns", "":
@@ -90,6 +94,7 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	default:
 		return fmt.Errorf("--backend %q: want netns or docker", u.backend)
 	}
+	status.line.clear()
 	if err != nil {
 		return err
 	}

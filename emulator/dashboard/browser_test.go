@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,39 @@ import (
 	"reef/internal/testenv"
 	"reef/units"
 )
+
+// openPage serves src and opens its page in chromium (at the path chromium), waiting
+// for the graph and the element visible: it returns the browser's context and a
+// function that stops the server (called again, harmlessly, when the test ends).
+func openPage(t *testing.T, chromium string, src Source, visible string) (context.Context, func()) {
+	t.Helper()
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	srvCtx, cancelSrv := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() {
+		served <- NewServer(src, Options{MinInterval: 50 * time.Millisecond}).ServeListener(srvCtx, ln)
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancelSrv(); <-served }) }
+	t.Cleanup(stop)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1400, 1100), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelA)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	url := "http://" + ln.Addr().String() + "/"
+	if err := chromedp.Do(bctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#graph .node`)),
+		chromedp.WaitVisible(chromedp.CSS(visible))); err != nil {
+		t.Fatalf("loading %s: %v", url, err)
+	}
+	return bctx, stop
+}
 
 // The page, in Debian's chromium, over a live feed from a sim run the test steps: the
 // graph has one element per node and link, the s1–s2 link turns from idle to busy when
@@ -27,30 +61,7 @@ func TestBrowser(t *testing.T) {
 	s.RunUntil(2 * units.Millisecond)
 	f.Push(s.Now(), s.Results())
 
-	ln, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srvCtx, stopSrv := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- NewServer(f, Options{MinInterval: 50 * time.Millisecond}).ServeListener(srvCtx, ln) }()
-	defer func() { stopSrv(); <-served }()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1400, 1100), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-
-	url := "http://" + ln.Addr().String() + "/"
-	if err := chromedp.Do(bctx, chromedp.Navigate(url),
-		chromedp.WaitVisible(chromedp.CSS(`#graph .node`)),
-		chromedp.WaitVisible(chromedp.CSS(`#flows tbody tr`))); err != nil {
-		t.Fatalf("loading %s: %v", url, err)
-	}
+	bctx, _ := openPage(t, chromium, f, `#flows tbody tr`)
 	eval := func(expr string) int {
 		t.Helper()
 		v, err := chromedp.Run(bctx, chromedp.Evaluate[int](expr))
@@ -118,16 +129,87 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("the flow's chart did not gain points: %v", seen)
 	}
 	t.Logf("chart points over time: %v", seen)
+	screenshot(t, bctx, "dashboard.png")
+}
+
+// screenshot saves the page as name with the test's artifacts (go test -artifacts keeps
+// them) and in $REEF_SCREENSHOT_DIR when set.
+func screenshot(t *testing.T, bctx context.Context, name string) {
+	t.Helper()
 	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(t.ArtifactDir(), "dashboard.png")
+	shot := filepath.Join(t.ArtifactDir(), name)
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if dir := os.Getenv("REEF_SCREENSHOT_DIR"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, "dashboard.png"), png, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, name), png, 0o644)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
+}
+
+// A finished run in chromium: the header says it is finished and over which window
+// (and goes on saying so: the page needs no live stream), the bottleneck is coloured by
+// its load over the measurement window although its last samples are idle, and the
+// time slider moves through the run (before the flow starts, s1–s2 is idle) and back.
+func TestBrowserFinishedRun(t *testing.T) {
+	chromium := testenv.RequireProgram(t, "chromium")
+	rd, mid := finishedRunDir(t)
+	bctx, stopSrv := openPage(t, chromium, rd, `#time`)
+	str := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	// waitFor polls expr until it returns want.
+	waitFor := func(expr, want string) {
+		t.Helper()
+		var got string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if got = str(expr); got == want {
+				return
+			}
+		}
+		t.Fatalf("%s = %q, want %q", expr, got, want)
+	}
+	status := `document.getElementById('status').textContent`
+	stroke := fmt.Sprintf(`document.getElementById('link-%d').getAttribute('stroke')`, mid)
+	const idle = "#9aa5b1"
+	waitFor(status, "finished · measurement window 20.00 ms – 40.00 ms")
+	if c := str(stroke); c == idle {
+		t.Errorf("s1–s2 over the window: stroke %q, the idle grey", c)
+	}
+	if got := str(`[document.getElementById('time').max, document.getElementById('time').step].join(' ')`); got != "40000000 100000" {
+		t.Errorf("slider max and step %q, want the run's 40 ms and its 100 µs samples", got)
+	}
+	// move to 2 ms, before the flow starts
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(() => { const t = document.getElementById('time');
+		t.value = 2000000; t.dispatchEvent(new Event('input')); t.dispatchEvent(new Event('change')); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(status, "finished · t = 2.00 ms of 40.00 ms")
+	if c := str(stroke); c != idle {
+		t.Errorf("s1–s2 at 2 ms: stroke %q, want the idle grey", c)
+	}
+	screenshot(t, bctx, "finished-at.png")
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#view-window`))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(status, "finished · measurement window 20.00 ms – 40.00 ms")
+	if c := str(stroke); c == idle {
+		t.Errorf("s1–s2 back over the window: stroke %q, the idle grey", c)
+	}
+	// the stream is closed and the server may go: the page still says finished
+	time.Sleep(time.Second)
+	stopSrv()
+	time.Sleep(2 * time.Second)
+	if s := str(status); s != "finished · measurement window 20.00 ms – 40.00 ms" {
+		t.Errorf("after the server stopped, the header says %q", s)
+	}
+	screenshot(t, bctx, "finished.png")
 }

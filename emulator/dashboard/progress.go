@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 
+	"reef/emulator"
 	"reef/emulator/expect"
 	"reef/emulator/plan"
 	"reef/emulator/report"
@@ -48,6 +49,13 @@ func (p *Progress) Observe(reached units.Time, run *results.Run) {
 	p.Feed.Push(reached, run)
 }
 
+// Setup implements runner.SetupProgress, for Next when it shows it.
+func (p *Progress) Setup(u emulator.UpProgress) {
+	if s, ok := p.Next.(interface{ Setup(emulator.UpProgress) }); ok {
+		s.Setup(u)
+	}
+}
+
 // Update implements runner.Progress.
 func (p *Progress) Update(reached, total units.Time) {
 	if p.Next != nil {
@@ -59,6 +67,7 @@ func (p *Progress) Update(reached, total units.Time) {
 func (p *Progress) Done(i int, s *report.Summary, err error) {
 	switch {
 	case s != nil:
+		p.Feed.SetWindow(units.Time(s.WindowUS[0]*1e3), units.Time(s.WindowUS[1]*1e3))
 		p.Feed.Decide(s.Expectations...)
 		p.Feed.Note(fmt.Sprintf("run %d of %d done: %s", i+1, p.n, p.label))
 	case err != nil:

@@ -11,6 +11,7 @@ import (
 	"reef/emulator/expect"
 	"reef/emulator/plan"
 	"reef/emulator/results"
+	"reef/units"
 )
 
 // RunDir is a finished run read from its results directory. It never changes.
@@ -29,6 +30,8 @@ type summaryFile struct {
 	Experiment   string          `json:"experiment"`
 	Run          string          `json:"run"`
 	Expectations []expect.Result `json:"expectations"`
+	// WindowUS is the measurement window in µs.
+	WindowUS [2]float64 `json:"window_us"`
 }
 
 // RunDirs lists the run directories under dir: dir itself when it holds a results.json,
@@ -89,6 +92,7 @@ func OpenRunDir(dir string) (*RunDir, error) {
 	switch err := readJSON(filepath.Join(dir, "summary.json"), &sum); {
 	case err == nil:
 		rd.snap.Verdicts = sum.Expectations
+		rd.snap.Window = [2]units.Time{units.Time(sum.WindowUS[0] * 1e3), units.Time(sum.WindowUS[1] * 1e3)}
 		if sum.Run != "" {
 			rd.snap.Title = sum.Run
 		}

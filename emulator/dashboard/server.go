@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"reef/emulator/plan"
+	"reef/units"
 )
 
 //go:embed static
@@ -42,7 +43,9 @@ type Options struct {
 //
 //	GET /                       the page
 //	GET /api/topology           the graph (Topology)
-//	GET /api/state              the latest State
+//	GET /api/state              the latest State (a finished run's over its measurement window)
+//	GET /api/state?at=NS        the State as of emulated time NS (the samples up to it)
+//	GET /api/state?view=window  the State over the measurement window
 //	GET /api/series?flow=I&from=K, ?port=I&from=K   a flow's or port's samples from K (Series)
 //	GET /events                 server-sent events: "state" with a State on every update
 //	GET /metrics                Prometheus metrics (Collector)
@@ -167,8 +170,39 @@ func (s *Server) stateJSON(snap *Snapshot) []byte {
 }
 
 func (s *Server) state(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(s.stateJSON(s.src.Snapshot()))
+	q := r.URL.Query()
+	snap := s.src.Snapshot()
+	switch {
+	case q.Get("at") != "":
+		at, err := strconv.ParseInt(q.Get("at"), 10, 64)
+		if err != nil || at < 0 {
+			http.Error(w, fmt.Sprintf("at=%q: want a time in ns, 0 or more", q.Get("at")), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, s.stateIn(snap, view{to: units.Time(at)}))
+	case q.Get("view") == "window":
+		if snap.Window[1] <= snap.Window[0] {
+			http.Error(w, "no measurement window is known (yet)", http.StatusNotFound)
+			return
+		}
+		writeJSON(w, s.stateIn(snap, view{window: true, from: snap.Window[0], to: snap.Window[1]}))
+	case q.Get("view") != "" && q.Get("view") != "latest":
+		http.Error(w, fmt.Sprintf("view=%q: want window or latest", q.Get("view")), http.StatusBadRequest)
+	case q.Get("view") == "latest":
+		writeJSON(w, s.stateIn(snap, latest))
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(s.stateJSON(snap))
+	}
+}
+
+// stateIn is snap's State in view v (not cached: the page asks for these one by one,
+// as its user moves through the run).
+func (s *Server) stateIn(snap *Snapshot, v view) *State {
+	s.mu.Lock()
+	gen := s.planGen
+	s.mu.Unlock()
+	return stateIn(snap, gen, v)
 }
 
 func (s *Server) series(w http.ResponseWriter, r *http.Request) {

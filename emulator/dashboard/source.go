@@ -8,7 +8,8 @@
 // What the server shows comes from a Source, which hands out immutable Snapshots:
 //
 //   - RunDir: a finished run's results directory (results.json, plan.json,
-//     summary.json), read once from disk;
+//     summary.json), read once from disk and shown over its measurement window, or at
+//     any time of the run the page asks for;
 //   - Feed: a live in-process run; the runner or a sim driver (RunSim) pushes the run's
 //     results as they grow, and the expectations' verdicts as they are decided;
 //   - Lab: a running netns lab; its switchd daemons' stats files are polled (ports only:
@@ -53,6 +54,9 @@ type Snapshot struct {
 	Run *results.Run
 	// Now is the emulated time reached (the run's, or the lab's clock).
 	Now units.Time
+	// Window is the run's measurement window, once known (a finished run's); a
+	// finished run is shown over it.
+	Window [2]units.Time
 	// Verdicts are the expectations decided so far.
 	Verdicts []expect.Result
 	// Note is a line of status for people ("run 2 of 4: cc=swift", "flows unavailable").
@@ -137,7 +141,7 @@ func (f *Feed) update(fn func(s *Snapshot)) {
 // dropped, its verdicts kept.
 func (f *Feed) Begin(title string, p *plan.Plan) {
 	f.update(func(s *Snapshot) {
-		s.Title, s.Plan, s.Run, s.Now, s.Live = title, p, nil, 0, true
+		s.Title, s.Plan, s.Run, s.Now, s.Live, s.Window = title, p, nil, 0, true, [2]units.Time{}
 	})
 }
 
@@ -146,6 +150,11 @@ func (f *Feed) Begin(title string, p *plan.Plan) {
 // results.Run from sim.(*Sim).Results, for instance, qualifies).
 func (f *Feed) Push(now units.Time, run *results.Run) {
 	f.update(func(s *Snapshot) { s.Run, s.Now = run, now })
+}
+
+// SetWindow sets the run's measurement window.
+func (f *Feed) SetWindow(from, to units.Time) {
+	f.update(func(s *Snapshot) { s.Window = [2]units.Time{from, to} })
 }
 
 // Note sets the status line.

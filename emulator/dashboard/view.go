@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"fmt"
+	"math"
+	"sort"
 
 	"reef/emulator/expect"
 	"reef/emulator/plan"
@@ -50,11 +52,19 @@ func topologyOf(s *Snapshot) *Topology {
 type State struct {
 	Version uint64 `json:"version"`
 	// PlanGen changes when the topology does (the page then fetches it again).
-	PlanGen  uint64      `json:"plan_gen"`
-	Title    string      `json:"title"`
-	Live     bool        `json:"live"`
-	Now      int64       `json:"now"` // ns
-	Note     string      `json:"note,omitempty"`
+	PlanGen uint64 `json:"plan_gen"`
+	Title   string `json:"title"`
+	Live    bool   `json:"live"`
+	Now     int64  `json:"now"` // ns
+	Note    string `json:"note,omitempty"`
+	// View says what the figures measure: "latest" (the last few samples), "at" (the
+	// few samples up to At) or "window" (the measurement window, Window).
+	View string `json:"view"`
+	At   int64  `json:"at"` // ns
+	// Window is the run's measurement window in ns ([0, 0] when unknown); Step its
+	// sample interval, the step of the page's time slider.
+	Window   [2]int64    `json:"window"`
+	Step     int64       `json:"step"`
 	Links    []LinkState `json:"links"`
 	Ports    []PortState `json:"ports"`
 	Flows    []FlowState `json:"flows"`
@@ -63,10 +73,10 @@ type State struct {
 
 // LinkState is a link's load: the busier direction's utilisation, the deeper queue.
 type LinkState struct {
-	// Util is the utilisation (0…1) over the last few samples.
+	// Util is the utilisation (0…1) over the state's span (see State.View).
 	Util float64 `json:"util"`
-	// Queue is the deepest egress backlog of the link's switch ends; QueueFrac that
-	// over the link's buffer.
+	// Queue is the deepest egress backlog of the link's switch ends (in the window
+	// view, the larger mean over the window); QueueFrac that over the link's buffer.
 	Queue     int64   `json:"queue"`
 	QueueFrac float64 `json:"queue_frac"`
 	Drops     int64   `json:"drops"`
@@ -113,30 +123,114 @@ type Verdict struct {
 // window is how many samples back rates are measured over.
 const window = 4
 
+// A view is the span of samples a State measures: the measurement window [from, to]
+// (rates between the samples at its edges, queues averaged over it), or the few
+// samples up to to (rates over the last window samples, queues at the last).
+type view struct {
+	window   bool
+	from, to units.Time
+}
+
+// latest is the view of the last few samples, whatever their time.
+var latest = view{to: math.MaxInt64}
+
+// edges are the indices of the samples a view measures between, of n samples whose
+// times T gives in order: b the last at or before v.to, a the last at or before v.from
+// (the window view) or window samples before b. b is -1 without a sample in view.
+func (v view) edges(n int, T func(int) units.Time) (a, b int) {
+	b = sort.Search(n, func(i int) bool { return T(i) > v.to }) - 1
+	if b < 0 {
+		return -1, -1
+	}
+	if v.window {
+		return max(0, sort.Search(n, func(i int) bool { return T(i) > v.from })-1), b
+	}
+	return max(0, b-window), b
+}
+
+// perSecond is the rate of a counter that went from x to y over [s, t].
+func perSecond(x, y int64, s, t units.Time) float64 {
+	if t <= s {
+		return 0
+	}
+	return float64(y-x) / (t - s).Seconds()
+}
+
 // portRate is a port's transmit rate over its last few samples.
 func portRate(ss []results.PortSample) units.Rate {
-	n := len(ss)
-	if n < 2 {
+	a, b := latest.edges(len(ss), func(i int) units.Time { return ss[i].T })
+	if b < 0 {
 		return 0
 	}
-	a, b := ss[max(0, n-1-window)], ss[n-1]
-	if b.T <= a.T {
-		return 0
-	}
-	return units.Rate(float64(b.TxBytes-a.TxBytes) * 8 / (b.T - a.T).Seconds())
+	return units.Rate(8 * perSecond(ss[a].TxBytes, ss[b].TxBytes, ss[a].T, ss[b].T))
 }
 
 // flowGoodput is a flow's goodput over its last few samples.
 func flowGoodput(ss []results.FlowSample) units.Rate {
-	n := len(ss)
-	if n < 2 {
+	return flowGoodputIn(ss, latest)
+}
+
+// flowGoodputIn is a flow's goodput over v.
+func flowGoodputIn(ss []results.FlowSample, v view) units.Rate {
+	a, b := v.edges(len(ss), func(i int) units.Time { return ss[i].T })
+	if b < 0 {
 		return 0
 	}
-	a, b := ss[max(0, n-1-window)], ss[n-1]
-	if b.T <= a.T {
-		return 0
+	return units.Rate(8 * perSecond(int64(ss[a].Acked), int64(ss[b].Acked), ss[a].T, ss[b].T))
+}
+
+// portIn is a port's utilisation, backlog (the last sample's, or the mean over a
+// window), drops and marks in v.
+func portIn(pt *results.Port, v view) (util float64, queue, drops, marks int64) {
+	ss := pt.Samples
+	a, b := v.edges(len(ss), func(i int) units.Time { return ss[i].T })
+	if b < 0 {
+		return 0, 0, 0, 0
 	}
-	return units.Rate(float64(b.Acked-a.Acked) * 8 / (b.T - a.T).Seconds())
+	if pt.Rate > 0 {
+		util = 8 * perSecond(ss[a].TxBytes, ss[b].TxBytes, ss[a].T, ss[b].T) / float64(pt.Rate)
+	}
+	switch {
+	case v == latest:
+		// the counters at the end of the run, which the samples may not reach
+		return util, int64(ss[b].QueueBytes), pt.Drops, pt.Marks
+	case v.window:
+		var sum int64
+		for _, x := range ss[a+1 : b+1] {
+			sum += int64(x.QueueBytes)
+		}
+		if b > a {
+			queue = sum / int64(b-a)
+		}
+		return util, queue, ss[b].Drops - ss[a].Drops, ss[b].Marks - ss[a].Marks
+	}
+	return util, int64(ss[b].QueueBytes), ss[b].Drops, ss[b].Marks
+}
+
+// defaultView is what a snapshot is shown as unless the page asks otherwise: a
+// finished run over its measurement window when known, anything else as of its latest
+// samples.
+func defaultView(s *Snapshot) view {
+	if !s.Live && s.Window[1] > s.Window[0] {
+		return view{window: true, from: s.Window[0], to: s.Window[1]}
+	}
+	return latest
+}
+
+// step is the run's sample interval: the gap between the first two samples of a port
+// or, without ports, of a flow (0 without two samples).
+func step(run *results.Run) units.Time {
+	for _, p := range run.Ports {
+		if len(p.Samples) > 1 {
+			return p.Samples[1].T - p.Samples[0].T
+		}
+	}
+	for _, f := range run.Flows {
+		if len(f.Samples) > 1 {
+			return f.Samples[1].T - f.Samples[0].T
+		}
+	}
+	return 0
 }
 
 // portLinks maps each of run's ports to its link in p (-1 when none).
@@ -166,9 +260,20 @@ func portLinks(p *plan.Plan, run *results.Run) []int {
 	return out
 }
 
-func stateOf(s *Snapshot, planGen uint64) *State {
+// stateOf is s as its default view shows it.
+func stateOf(s *Snapshot, planGen uint64) *State { return stateIn(s, planGen, defaultView(s)) }
+
+// stateIn is s as v shows it.
+func stateIn(s *Snapshot, planGen uint64, v view) *State {
 	st := &State{Version: s.Version, PlanGen: planGen, Title: s.Title, Live: s.Live, Now: int64(s.Now), Note: s.Note,
+		View: "at", At: int64(min(v.to, s.Now)), Window: [2]int64{int64(s.Window[0]), int64(s.Window[1])},
 		Links: []LinkState{}, Ports: []PortState{}, Flows: []FlowState{}, Verdicts: []Verdict{}}
+	switch {
+	case v == latest:
+		st.View = "latest"
+	case v.window:
+		st.View = "window"
+	}
 	if s.Plan != nil {
 		st.Links = make([]LinkState, len(s.Plan.Links))
 	}
@@ -179,23 +284,21 @@ func stateOf(s *Snapshot, planGen uint64) *State {
 	if run == nil {
 		return st
 	}
+	st.Step = int64(step(run))
 	links := portLinks(s.Plan, run)
 	for i := range run.Ports {
 		pt := &run.Ports[i]
 		ps := PortState{Name: fmt.Sprintf("%s:%s→%s", pt.Switch, pt.Name, pt.Peer), Link: links[i], N: len(pt.Samples)}
-		if pt.Rate > 0 {
-			ps.Util = float64(portRate(pt.Samples)) / float64(pt.Rate)
-		}
+		util, queue, drops, marks := portIn(pt, v)
+		ps.Util = util
 		st.Ports = append(st.Ports, ps)
 		if l := links[i]; l >= 0 {
 			ls := &st.Links[l]
 			ls.Ports = append(ls.Ports, i)
 			ls.Util = max(ls.Util, ps.Util)
-			if n := len(pt.Samples); n > 0 {
-				ls.Queue = max(ls.Queue, int64(pt.Samples[n-1].QueueBytes))
-			}
-			ls.Drops += pt.Drops
-			ls.Marks += pt.Marks
+			ls.Queue = max(ls.Queue, queue)
+			ls.Drops += drops
+			ls.Marks += marks
 		}
 	}
 	// a host's uplink carries what its flows send: the switches do not see that direction
@@ -203,9 +306,9 @@ func stateOf(s *Snapshot, planGen uint64) *State {
 	for i := range run.Flows {
 		f := &run.Flows[i]
 		fs := FlowState{Name: f.Name, Group: f.Group, CC: f.CC, Src: f.Src, Dst: f.Dst, N: len(f.Samples),
-			Goodput: float64(flowGoodput(f.Samples)), Done: f.Finish > 0}
-		if n := len(f.Samples); n > 0 {
-			last := f.Samples[n-1]
+			Goodput: float64(flowGoodputIn(f.Samples, v)), Done: f.Finish > 0 && f.Finish <= v.to}
+		if _, b := v.edges(len(f.Samples), func(i int) units.Time { return f.Samples[i].T }); b >= 0 {
+			last := f.Samples[b]
 			fs.Rate, fs.Cwnd, fs.RTT, fs.MPD = float64(last.Rate), int64(last.Cwnd), int64(last.RTT), int64(last.MPD)
 		}
 		sent[f.Src] += fs.Goodput

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"reef/emulator"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
 	"reef/switchd/afpacket"
@@ -190,7 +191,8 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 			switchBinds = append(switchBinds, filepath.Dir(a)+":"+filepath.Dir(a))
 		}
 	}
-	err = netns.Parallel(ctx, len(nodes), o.Workers, func(i int) error {
+	count := emulator.NewUpCounter(o.Progress)
+	err = netns.Parallel(ctx, len(nodes), o.Workers, count.Count("nodes", len(nodes), func(i int) error {
 		n := nodes[i]
 		role := "host"
 		if n.sw {
@@ -234,13 +236,13 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 		pids[n.name] = pid
 		hmu.Unlock()
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
 	log.Debug("containers up", "lab", p.Lab, "n", len(nodes), "elapsed", time.Since(t0))
 
-	err = netns.Parallel(ctx, len(p.Links), o.Workers, func(i int) error {
+	err = netns.Parallel(ctx, len(p.Links), o.Workers, count.Count("links", len(p.Links), func(i int) error {
 		l := &p.Links[i]
 		if netns.InMemory(l, p, &part) {
 			return nil // carried by the shard's switchd
@@ -250,20 +252,20 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 			return fmt.Errorf("docker: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
 		}
 		return netns.WireLink(l, a, b)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
 	hosts := netns.HostsFile(p)
-	err = netns.Parallel(ctx, len(p.Hosts), o.Workers, func(i int) error {
+	err = netns.Parallel(ctx, len(p.Hosts), o.Workers, count.Count("hosts", len(p.Hosts), func(i int) error {
 		return netns.SetupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hosts)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
 	log.Debug("links and hosts up", "lab", p.Lab, "elapsed", time.Since(t0))
 
-	if err := startSwitches(ctx, lab, &st, pids, bins, o); err != nil {
+	if err := startSwitches(ctx, lab, &st, pids, bins, o, count); err != nil {
 		return nil, err
 	}
 	st.Ready = true
@@ -330,7 +332,7 @@ func ensureImages(ctx context.Context, c *Client, p *plan.Plan, o Options, log *
 //     Poseidon run lost 12–20% of its victim's goodput against netns).
 //
 // It reports readiness on an inherited pipe, as on netns.
-func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids map[string]int, bins string, o Options) error {
+func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids map[string]int, bins string, o Options, count *emulator.UpCounter) error {
 	type started struct {
 		shard string
 		ready *os.File
@@ -387,7 +389,7 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 		}
 	}
 	deadline := time.Now().Add(o.ReadyTimeout)
-	return netns.Parallel(ctx, len(waits), len(waits), func(i int) error {
+	return netns.Parallel(ctx, len(waits), len(waits), count.Count("switch daemons", len(waits), func(i int) error {
 		w := waits[i]
 		_ = w.ready.SetReadDeadline(deadline)
 		var b [1]byte
@@ -396,7 +398,7 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 			return fmt.Errorf("docker: switchd %s did not come up (%v); its log says:\n%s", w.shard, err, tailBytes(tail))
 		}
 		return nil
-	})
+	}))
 }
 
 // Down removes lab: every container labelled with it, then what netns.Down

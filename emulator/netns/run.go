@@ -243,6 +243,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		"--samples", filepath.Join(r.out, "{node}.samples.json"),
 		"--sample-interval", time.Duration(r.sc.SampleInterval).String(),
 		"--events", eventsPath)
+	uo.Progress = r.opts.Setup
 	for _, s := range r.p.Switches { // stale samples from an earlier attempt
 		os.Remove(filepath.Join(r.out, s.Config.Name+".samples.json"))
 	}

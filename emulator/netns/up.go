@@ -22,6 +22,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"reef/emulator"
 	"reef/emulator/plan"
 	"reef/switchd/afpacket"
 	"reef/switchd/shard"
@@ -62,6 +63,9 @@ type Options struct {
 	Shards int
 	// Log receives progress (default slog.Default()).
 	Log *slog.Logger
+	// Progress, when set, is told how far Up has come, stage by stage (nodes, links,
+	// hosts, switches), one call at a time: a terminal shows it (reef up).
+	Progress func(emulator.UpProgress)
 }
 
 // Lab is a lab that is up.
@@ -204,8 +208,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		}
 	}()
 
+	count := emulator.NewUpCounter(o.Progress)
 	// Namespaces.
-	err = parallel(ctx, len(nodes), o.Workers, func(i int) error {
+	err = parallel(ctx, len(nodes), o.Workers, count.Count("nodes", len(nodes), func(i int) error {
 		sys := map[string]string{
 			"net.ipv6.conf.all.disable_ipv6":     "1",
 			"net.ipv6.conf.default.disable_ipv6": "1",
@@ -218,7 +223,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		handles[nodes[i].Node] = h
 		hmu.Unlock()
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +231,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 
 	// Links: both ends created directly inside their namespaces, then offloads off, up;
 	// none for a link inside a shard.
-	err = parallel(ctx, len(p.Links), o.Workers, func(i int) error {
+	err = parallel(ctx, len(p.Links), o.Workers, count.Count("links", len(p.Links), func(i int) error {
 		l := &p.Links[i]
 		if InMemory(l, p, &part) {
 			return nil
@@ -236,7 +241,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
 		}
 		return wireLink(l, ha, hb)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -244,15 +249,15 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 
 	// Hosts: address, route via the fake gateway, permanent neighbour, tbf, /etc/hosts.
 	hostsFile := hostsFile(p)
-	err = parallel(ctx, len(p.Hosts), o.Workers, func(i int) error {
+	err = parallel(ctx, len(p.Hosts), o.Workers, count.Count("hosts", len(p.Hosts), func(i int) error {
 		return setupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hostsFile)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
 
 	// Switch daemons.
-	if err := startSwitches(ctx, lab, sf, handles, bin, o, log); err != nil {
+	if err := startSwitches(ctx, lab, sf, handles, bin, o, log, count); err != nil {
 		return nil, err
 	}
 	if err := sf.update(func(s *State) { s.Ready = true }); err != nil {
@@ -499,7 +504,7 @@ func WriteShardConfig(lab *Lab, k int) (shard.Config, string, error) {
 // startSwitches writes each shard's config and starts its switchd inside the
 // namespace of its first switch, then waits until every daemon reports that its ports
 // are open.
-func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[string]*nsHandle, bin string, o Options, log *slog.Logger) error {
+func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[string]*nsHandle, bin string, o Options, log *slog.Logger, count *emulator.UpCounter) error {
 	type started struct {
 		shard string
 		ready *os.File
@@ -555,7 +560,7 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 		}
 	}
 	deadline := time.Now().Add(o.ReadyTimeout)
-	return parallel(ctx, len(waits), len(waits), func(i int) error {
+	return parallel(ctx, len(waits), len(waits), count.Count("switch daemons", len(waits), func(i int) error {
 		w := waits[i]
 		_ = w.ready.SetReadDeadline(deadline)
 		var b [1]byte
@@ -567,5 +572,5 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 			return fmt.Errorf("netns: switchd %s did not come up (%v); its log says:\n%s", w.shard, err, tail)
 		}
 		return nil
-	})
+	}))
 }

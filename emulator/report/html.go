@@ -138,8 +138,11 @@ const sweepTemplate = `<!DOCTYPE html>
 <main>
 <div class="plots">
 {{range .Figs}}<figure id="{{.Name}}"><img src="{{png .PNG}}" alt="{{.Title}}"><figcaption>{{.Caption}}</figcaption></figure>
-{{else}}<p>No sweep variable takes several numeric values, so there is no sweep plot.</p>{{end}}
-</div>
+{{else}}{{if not .Tables}}<p>No sweep variable takes several numeric values, so there is no sweep plot.</p>{{end}}{{end}}
+{{range .Tables}}<figure id="check-{{.Name}}" class="check"><table><tr><th>run</th><th>value</th><th>bound</th><th>verdict</th></tr>
+{{range .Rows}}<tr><td>{{vars .Vars}}</td><td class="n">{{.ValueText}}</td><td class="n">{{.BoundText}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}holds{{else}}fails{{end}}{{if .Error}}: {{.Error}}{{end}}</td></tr>
+{{end}}</table><figcaption><b>{{.Name}}</b>: <code>{{.Check}}</code>{{if .Claim}} <span class="claim">“{{.Claim}}”</span>{{end}}. It applies only at {{.At}}, so it is shown per run rather than plotted against that variable.</figcaption></figure>
+{{end}}</div>
 <div class="side">
 {{with .W.Paper}}<div class="card"><h2>The paper</h2>{{if .Ref}}<p><b>{{.Ref}}</b></p>{{end}}{{if .Claim}}<p class="claim">“{{.Claim}}”</p>{{end}}{{if .Notes}}<p>{{.Notes}}</p>{{end}}</div>{{end}}
 <div class="card"><h2>The paper's claims and the verdicts</h2>
@@ -190,7 +193,7 @@ func (s *Summary) html(figs []Figure) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (w *Sweep) html(figs []Figure) ([]byte, error) {
+func (w *Sweep) html(figs []Figure, tables []checkTable) ([]byte, error) {
 	failed, degraded := 0, 0
 	for _, r := range w.Expectations {
 		if !r.Pass {
@@ -203,7 +206,7 @@ func (w *Sweep) html(figs []Figure) ([]byte, error) {
 		}
 	}
 	var b bytes.Buffer
-	if err := sweepTmpl.Execute(&b, map[string]any{"W": w, "Figs": figs, "Failed": failed, "Degraded": degraded}); err != nil {
+	if err := sweepTmpl.Execute(&b, map[string]any{"W": w, "Figs": figs, "Tables": tables, "Failed": failed, "Degraded": degraded}); err != nil {
 		return nil, fmt.Errorf("report: report.html: %w", err)
 	}
 	return b.Bytes(), nil

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,11 +133,12 @@ func newPlot(title, x, y string) *plot.Plot {
 }
 
 // headroom starts the y axis at 0 (or below, for negative data) and leaves a quarter of
-// the height free above the data for the legend.
-func headroom(p *plot.Plot) {
+// the height free above the data for the legend; an axis whose data are all 0 spans
+// flat.
+func headroom(p *plot.Plot, flat float64) {
 	p.Y.Min = math.Min(0, p.Y.Min)
 	if p.Y.Max <= p.Y.Min {
-		p.Y.Max = p.Y.Min + 1
+		p.Y.Max = p.Y.Min + flat
 	}
 	p.Y.Max += (p.Y.Max - p.Y.Min) / 3
 }
@@ -198,12 +201,14 @@ func plotFlows(run *results.Run) (idx []int, note string) {
 	return idx, note
 }
 
-// timeAxis is "time (ms)" with the paper's time when scaled.
-func (s *Summary) timeAxis() string {
+// timeAxis labels p's x axis, in seconds, "time" in the unit its range reads best in,
+// with the paper's time when scaled.
+func (s *Summary) timeAxis(p *plot.Plot) {
+	label := "time ({unit})"
 	if s.TimeScale > 0 && s.TimeScale != 1 {
-		return fmt.Sprintf("emulator time (ms); paper time = t / %g", s.TimeScale)
+		label = fmt.Sprintf("emulator time ({unit}); paper time = t / %g", s.TimeScale)
 	}
-	return "time (ms)"
+	setAxis(&p.X, label, durationUnits)
 }
 
 // runFigures draws one run's plots: rate and cwnd per flow, queue delay at the busiest
@@ -214,20 +219,20 @@ func (s *Summary) runFigures() ([]Figure, error) {
 	var jobs []figureJob
 	idx, note := plotFlows(run)
 	if len(idx) > 0 {
-		p := newPlot("Goodput per flow (solid) and max-min fair share (dashed)", s.timeAxis(), "rate (Mbit/s)")
-		c := newPlot("Congestion window per flow", s.timeAxis(), "cwnd (KB)")
+		p := newPlot("Goodput per flow (solid) and max-min fair share (dashed)", "", "")
+		c := newPlot("Congestion window per flow", "", "")
 		cwndDrawn := false
 		for k, i := range idx {
 			f := run.Flows[i]
 			ef := s.env.Flows[i]
 			var rate, share, cwnd plotter.XYs
 			for _, pt := range ef.Series {
-				rate = append(rate, plotter.XY{X: pt.T.Seconds() * 1e3, Y: pt.Rate / 1e6})
-				share = append(share, plotter.XY{X: pt.T.Seconds() * 1e3, Y: pt.Share / 1e6})
+				rate = append(rate, plotter.XY{X: pt.T.Seconds(), Y: pt.Rate})
+				share = append(share, plotter.XY{X: pt.T.Seconds(), Y: pt.Share})
 			}
 			for _, smp := range f.Samples {
 				if smp.Cwnd > 0 && smp.Cwnd < 1<<40 {
-					cwnd = append(cwnd, plotter.XY{X: smp.T.Seconds() * 1e3, Y: float64(smp.Cwnd) / 1e3})
+					cwnd = append(cwnd, plotter.XY{X: smp.T.Seconds(), Y: float64(smp.Cwnd)})
 				}
 			}
 			label := f.Name
@@ -249,26 +254,29 @@ func (s *Summary) runFigures() ([]Figure, error) {
 				}
 			}
 		}
-		headroom(p)
+		s.timeAxis(p)
+		yAxis(p, "rate ({unit})", rateUnits)
 		jobs = append(jobs, figureJob{p, "rate", "Each flow's goodput over time (moving average over max(sample interval, 4 base RTTs)) against its max-min fair share" + note + "."})
 		if cwndDrawn {
-			headroom(c)
+			s.timeAxis(c)
+			yAxis(c, "cwnd ({unit})", byteUnits)
 			jobs = append(jobs, figureJob{c, "cwnd", "Each flow's congestion window as its algorithm reported it" + note + "."})
 		}
 	}
 	if ports := s.busiestPorts(); len(ports) > 0 {
-		p := newPlot("Queueing delay at the busiest ports", s.timeAxis(), "queue delay (µs)")
+		p := newPlot("Queueing delay at the busiest ports", "", "")
 		for k, i := range ports {
 			pt := run.Ports[i]
 			var xys plotter.XYs
 			for _, smp := range pt.Samples {
-				xys = append(xys, plotter.XY{X: smp.T.Seconds() * 1e3, Y: smp.QueueDelay.Microseconds()})
+				xys = append(xys, plotter.XY{X: smp.T.Seconds(), Y: smp.QueueDelay.Seconds()})
 			}
 			if err := line(p, xys, k, false, pt.Switch+":"+pt.Name+" → "+pt.Peer); err != nil {
 				return nil, err
 			}
 		}
-		headroom(p)
+		s.timeAxis(p)
+		yAxis(p, "queue delay ({unit})", durationUnits)
 		jobs = append(jobs, figureJob{p, "queue-delay", "Queueing delay over time at the ports with the highest p99 queue delay in the measurement window (the bottlenecks)."})
 	}
 	if len(s.FCTBuckets) > 0 {
@@ -336,7 +344,7 @@ func (s *Summary) fctFigure() (figureJob, error) {
 		p.Legend.Add([]string{"p50", "p99"}[k], bc)
 	}
 	p.NominalX(names...)
-	headroom(p)
+	yAxis(p, "FCT / ideal FCT", plainUnits)
 	return figureJob{p, "fct-slowdown", "Median and 99th-percentile FCT slowdown (completion time over the time the same message takes alone on the network) by message size."}, nil
 }
 
@@ -350,46 +358,76 @@ func fmtBytes(b int64) string {
 	return strconv.FormatInt(b, 10) + "B"
 }
 
+// A checkTable shows each run's value of a per-run expectation that applies at one
+// value of a swept variable, where a plot against that variable would be one column of
+// points on an otherwise empty axis.
+type checkTable struct {
+	Name, Check, Claim string
+	// At says where the check applies: "M = 2".
+	At   string
+	Rows []expect.Result
+}
+
 // sweepFigures draws, for every numeric sweep variable X, each per-run expectation's
 // value (solid) and bound (dashed) against X, and each flow group's goodput relative to
 // its fair share against X, with one line per algorithm (and per value of the other
-// variables).
-func sweepFigures(sums []*Summary) ([]Figure, error) {
+// variables). An expectation that applies at one value of some X is not drawn against
+// it: it gets a table instead.
+func sweepFigures(sums []*Summary) ([]Figure, []checkTable, error) {
 	vars := numericVars(sums)
 	var figs []Figure
 	if f, ok, err := shareSweepFigure(sums); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if ok {
 		figs = append(figs, f)
 	}
 	for _, q := range []string{"p50", "p99"} {
 		f, ok, err := fctSweepFigure(sums, q)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
 			figs = append(figs, f)
 		}
 	}
+	// The per-run expectations, in order of first appearance, and where each applies.
+	var order []string
+	byName := map[string][]expect.Result{}
+	at := map[string]map[string]map[string]bool{} // name → variable → values
+	for _, s := range sums {
+		for _, r := range s.Expectations {
+			if byName[r.Name] == nil {
+				order = append(order, r.Name)
+				at[r.Name] = map[string]map[string]bool{}
+			}
+			byName[r.Name] = append(byName[r.Name], r)
+			for _, x := range vars {
+				if at[r.Name][x] == nil {
+					at[r.Name][x] = map[string]bool{}
+				}
+				at[r.Name][x][s.Vars[x]] = true
+			}
+		}
+	}
+	var tables []checkTable
+	for _, name := range order {
+		var one []string
+		for _, x := range vars {
+			if len(at[name][x]) == 1 {
+				one = append(one, x+" = "+keysOf(at[name][x])[0])
+			}
+		}
+		if len(one) > 0 {
+			r := byName[name][0]
+			tables = append(tables, checkTable{Name: name, Check: r.Check, Claim: r.Claim, At: strings.Join(one, ", "), Rows: byName[name]})
+		}
+	}
 	for _, x := range vars {
 		// Expectation values.
-		names := map[string]bool{}
-		var order []string
-		for _, s := range sums {
-			for _, r := range s.Expectations {
-				if !names[r.Name] {
-					names[r.Name] = true
-					order = append(order, r.Name)
-				}
-			}
-		}
-		checks := map[string]string{}
-		for _, s := range sums {
-			for _, r := range s.Expectations {
-				checks[r.Name] = r.Check
-			}
-		}
 		for _, name := range order {
+			if len(at[name][x]) < 2 {
+				continue
+			}
 			get := func(s *Summary) (v, b float64, unit string, ok bool) {
 				for _, r := range s.Expectations {
 					if r.Name == name && !math.IsNaN(r.Value) && !math.IsInf(r.Value, 0) {
@@ -399,11 +437,11 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 				return 0, 0, "", false
 			}
 			f, ok, err := sweepFigure(sums, x, "sweep-"+slug(name)+"-vs-"+slug(x),
-				fmt.Sprintf("%s: %s, against %s", name, checks[name], x),
+				fmt.Sprintf("%s: %s, against %s", name, byName[name][0].Check, x),
 				fmt.Sprintf("The value of expectation %q (solid) and its bound (dashed) against %s, one line per algorithm.", name, x),
 				"", get)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if ok {
 				figs = append(figs, f)
@@ -434,14 +472,14 @@ func sweepFigures(sums []*Summary) ([]Figure, error) {
 				fmt.Sprintf("Goodput of group %q over its max-min fair share against %s, one line per algorithm (1 = its fair share).", gname, x),
 				"goodput / fair share", get)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if ok {
 				figs = append(figs, f)
 			}
 		}
 	}
-	return figs, nil
+	return figs, tables, nil
 }
 
 // maxBarRuns bounds the runs a per-run bar chart shows.
@@ -498,7 +536,7 @@ func fctSweepFigure(sums []*Summary, q string) (Figure, bool, error) {
 	}
 	p.NominalX(buckets...)
 	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
-	headroom(p)
+	yAxis(p, "FCT / ideal FCT ("+q+")", plainUnits)
 	f, err := render(p, "sweep-fct-slowdown-"+q, fmt.Sprintf("The %s FCT slowdown of each size bucket (small < 100KB ≤ medium < 1MB ≤ large), one bar per run.", q))
 	return f, err == nil, err
 }
@@ -544,7 +582,7 @@ func shareSweepFigure(sums []*Summary) (Figure, bool, error) {
 	}
 	p.NominalX(groups...)
 	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
-	headroom(p)
+	yAxis(p, "goodput / fair share", plainUnits)
 	f, err := render(p, "sweep-group-share", "Each flow group's goodput over its max-min fair share (1 = its fair share), one bar per run.")
 	return f, err == nil, err
 }
@@ -600,12 +638,12 @@ func slug(s string) string {
 }
 
 // sweepFigure draws get(s) against variable x, one line per combination of the other
-// variables (cc first). ok is false when fewer than two points exist.
+// variables (cc first). ok is false when the points take fewer than two values of x.
 func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get func(*Summary) (v, bound float64, unit string, ok bool)) (Figure, bool, error) {
 	type pt struct{ x, v, b float64 }
 	lines := map[string][]pt{}
 	unit := ""
-	n := 0
+	xs := map[float64]bool{}
 	for _, s := range sums {
 		xv, err := strconv.ParseFloat(s.Vars[x], 64)
 		if err != nil {
@@ -627,16 +665,16 @@ func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get fu
 		}
 		key := strings.Join(parts, " ")
 		lines[key] = append(lines[key], pt{xv, v, b})
-		n++
+		xs[xv] = true
 	}
-	if n < 2 {
+	if len(xs) < 2 {
 		return Figure{}, false, nil
 	}
-	scale, ul := unitScale(unit)
+	scale, units, ul := expectAxis(unit)
 	if ylabel == "" {
 		ylabel = ul
 	}
-	p := newPlot(title, x, ylabel)
+	p := newPlot(title, "", "")
 	boundShown := false
 	for k, key := range keysOf(lines) {
 		pts := lines[key]
@@ -671,7 +709,15 @@ func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get fu
 			}
 		}
 	}
-	headroom(p)
+	// The x axis is labelled at the swept values only: between them it means nothing.
+	p.X.Label.Text = x
+	var ticks plot.ConstantTicks
+	for _, xv := range slices.Sorted(maps.Keys(xs)) {
+		ticks = append(ticks, plot.Tick{Value: xv, Label: strconv.FormatFloat(xv, 'g', -1, 64)})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = p.X.Min-(p.X.Max-p.X.Min)/20, p.X.Max+(p.X.Max-p.X.Min)/20
+	yAxis(p, ylabel, units)
 	f, err := render(p, name, caption)
 	return f, err == nil, err
 }
@@ -683,17 +729,4 @@ func keysOf[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// unitScale converts base units to plot units.
-func unitScale(unit string) (float64, string) {
-	switch unit {
-	case expect.DimTime.Unit():
-		return 1e-3, "µs"
-	case expect.DimRate.Unit():
-		return 1e-6, "Mbit/s"
-	case expect.DimBytes.Unit():
-		return 1e-3, "KB"
-	}
-	return 1, "value"
 }

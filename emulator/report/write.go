@@ -315,14 +315,14 @@ func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
 	if !figures {
 		return w, nil
 	}
-	figs, err := sweepFigures(sums)
+	figs, tables, err := sweepFigures(sums)
 	if err != nil {
 		return nil, err
 	}
 	if err := writeFigures(dir, figs); err != nil {
 		return nil, err
 	}
-	page, err := w.html(figs)
+	page, err := w.html(figs, tables)
 	if err != nil {
 		return nil, err
 	}

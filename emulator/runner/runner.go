@@ -79,6 +79,12 @@ type Progress interface {
 	Done(i int, s *report.Summary, err error)
 }
 
+// A SetupProgress is a Progress that is also told how far each run's lab is brought
+// up (emulator.RunOptions.Setup).
+type SetupProgress interface {
+	Setup(emulator.UpProgress)
+}
+
 // Observer is a Progress that also watches each run live (reef run --dashboard):
 // Plan is called before run i starts, Observe while it runs, with what it measured so
 // far (see emulator.RunOptions.Observe).
@@ -169,6 +175,9 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture, Shards: opts.Shards}
 		if opts.Progress != nil {
 			ro.Progress = opts.Progress.Update
+		}
+		if sp, ok := opts.Progress.(SetupProgress); ok {
+			ro.Setup = sp.Setup
 		}
 		if ob, ok := opts.Progress.(Observer); ok {
 			ob.Plan(i, r.Plan)

@@ -7,6 +7,8 @@ const $ = (id) => document.getElementById(id);
 const SVGNS = 'http://www.w3.org/2000/svg';
 const W = 1000, H = 560, MAXROWS = 20000;
 let planGen = -1, state = null, sel = null, fetching = false;
+// marks are the times (ms) the charts mark: the time shown, or the measurement window
+let marks = [];
 
 function el(tag, attrs) {
   const e = document.createElementNS(SVGNS, tag);
@@ -62,10 +64,19 @@ function drawTopology(t) {
   svg.append(gl, gn);
 }
 
+// statusText says whether the run is live or finished and what the figures measure.
+function statusText(st) {
+  if (st.live) return 'live · t = ' + fmtTime(st.now);
+  if (st.view === 'window') return 'finished · measurement window ' + fmtTime(st.window[0]) + ' – ' + fmtTime(st.window[1]);
+  if (st.view === 'at') return 'finished · t = ' + fmtTime(st.at) + ' of ' + fmtTime(st.now);
+  return 'finished · t = ' + fmtTime(st.now);
+}
+
 async function applyState(st) {
   state = st;
-  $('status').textContent = (st.live ? 'live' : 'finished') + ' · t = ' + fmtTime(st.now);
+  $('status').textContent = statusText(st);
   $('status').className = 'status ' + (st.live ? 'live' : 'done');
+  showTimebar(st);
   $('title').textContent = st.title;
   $('note').textContent = st.note || '';
   if (st.plan_gen !== planGen) {
@@ -79,7 +90,7 @@ async function applyState(st) {
     // width grows with the queue, in packets, on a log scale
     line.setAttribute('stroke-width', (2 + Math.min(8, Math.log2(1 + ls.queue / 1500))).toFixed(1));
     line.firstChild.textContent = line.firstChild.textContent.split(' ·')[0] + ' · ' + (100 * ls.util).toFixed(0) +
-      '% · queue ' + fmtBytes(ls.queue) + ' · drops ' + ls.drops + ' · marks ' + ls.marks;
+      '% · ' + (st.view === 'window' ? 'mean queue ' : 'queue ') + fmtBytes(ls.queue) + ' · drops ' + ls.drops + ' · marks ' + ls.marks;
   });
   const rows = st.flows.slice(0, 300).map((f, i) => {
     const tr = document.createElement('tr');
@@ -101,6 +112,46 @@ async function applyState(st) {
   if (vs.length) $('verdicts').replaceChildren(...vs);
   if (sel) fetchSeries();
 }
+
+// showTimebar offers a finished run's time: a slider over its samples, and a button
+// back to the measurement window.
+function showTimebar(st) {
+  const bar = $('timebar');
+  bar.hidden = st.live || !st.step;
+  marks = st.view === 'at' ? [st.at / 1e6] : st.view === 'window' ? [st.window[0] / 1e6, st.window[1] / 1e6] : [];
+  if (bar.hidden) return;
+  const t = $('time');
+  t.max = st.now;
+  t.step = st.step;
+  if (!sliding) t.value = st.view === 'window' ? st.window[1] : st.at;
+  $('time-label').textContent = st.view === 'window' ? 'window' : 't = ' + fmtTime(st.at);
+  $('view-window').hidden = !(st.window[1] > st.window[0]);
+  $('view-window').classList.toggle('on', st.view === 'window');
+}
+
+// The slider asks for the state at its time; one request at a time, the latest wins.
+let sliding = false, wanted = null, asking = false;
+async function ask(query) {
+  wanted = query;
+  if (asking) return;
+  asking = true;
+  try {
+    while (wanted !== null) {
+      const q = wanted;
+      wanted = null;
+      const st = await getJSON('/api/state?' + q);
+      chain = chain.then(() => applyState(st));
+      await chain;
+    }
+  } catch (e) {
+    console.log(e);
+  } finally {
+    asking = false;
+  }
+}
+$('time').addEventListener('input', (e) => { sliding = true; ask('at=' + e.target.value); });
+$('time').addEventListener('change', () => { sliding = false; });
+$('view-window').addEventListener('click', () => ask('view=window'));
 
 function selectLink(id, label) {
   const ls = state && state.links[id];
@@ -197,6 +248,11 @@ function drawChart(cv, label, xs, ys) {
   ctx.textAlign = 'right';
   ctx.fillText(fmtNum(x1) + ' ms', w - R, h - 6);
   ctx.textAlign = 'left';
+  ctx.strokeStyle = '#f0b429';
+  for (const m of marks) {
+    if (m < x0 || m > x1) continue;
+    ctx.beginPath(); ctx.moveTo(px(m), T); ctx.lineTo(px(m), h - B); ctx.stroke();
+  }
   ctx.strokeStyle = '#2680c2';
   ctx.lineWidth = 1.5;
   ctx.beginPath();
@@ -212,11 +268,20 @@ function fmtNum(v) {
   return v.toFixed(2);
 }
 
-const es = new EventSource('/events');
 // updates are applied one after the other (a new topology is fetched before links are coloured)
 let chain = Promise.resolve();
+// the state at once, whatever the event stream does
+chain = chain.then(() => getJSON('/api/state')).then((st) => { if (!state) return applyState(st); }).catch((err) => console.log(err));
+const es = new EventSource('/events');
 es.addEventListener('state', (e) => {
   const st = JSON.parse(e.data);
+  // a finished run never changes: nothing more will come
+  if (!st.live) es.close();
+  if (state && !state.live && !st.live && st.version === state.version) return; // the user may be elsewhere in the run
   chain = chain.then(() => applyState(st)).catch((err) => console.log(err));
 });
-es.onerror = () => { $('status').textContent = 'disconnected (retrying)'; $('status').className = 'status'; };
+es.onerror = () => {
+  if (state && !state.live) return; // a finished run is shown whole: the server is no longer needed
+  $('status').textContent = 'disconnected (retrying)';
+  $('status').className = 'status';
+};
