@@ -67,7 +67,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
 	f.BoolVar(&ro.noFigures, "no-figures", false, "write the results without plots or report.html (draw them later with reef report DIR)")
 	f.StringSliceVar(&ro.only, "only", nil, "run only the sweep points with VAR=VALUE (repeat or separate with commas; checks comparing with points left out are not evaluated)")
-	f.IntVar(&ro.shards, "shards", 0, "netns, docker: how many switch daemons carry the switches, links inside one in memory (default: one per CPU)")
+	f.IntVar(&ro.shards, "shards", 0, "netns, docker: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
 	f.StringVar(&ro.limits, "limits", calibrate.DefaultPath, "the machine's calibrated limits (reef calibrate); a point asking for faster links is flagged before it starts (\"\": no check)")
 	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")

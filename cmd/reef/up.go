@@ -36,7 +36,7 @@ func upCmd(o *options) *cobra.Command {
 		Long: `up loads a topology file, plans it and brings it up on network namespaces: one
 namespace per node (reef-<lab>-<node>), a veth pair per link, and the switches in
 shards: a switchd daemon runs several switches, and the links between switches of one
-shard are carried in memory, with no veth (--shards N; default one shard per CPU,
+shard are carried in memory, with no veth (--shards N; default one shard per two CPUs,
 placed to cut few links: a fat-tree splits by pods). up prints the placement. The lab stays up until "reef down". Run commands in it with "reef exec".
 On a terminal, up shows how many nodes, links, hosts and switch daemons it has made.
 
@@ -58,7 +58,7 @@ the image you name (--host-image, --image h1=myimage), switches reef/switchd:dev
 	c.Flags().StringVar(&u.backend, "backend", "netns", "backend: netns or docker (a container per node)")
 	c.Flags().StringVar(&u.image, "host-image", "", "docker: image of every host (default "+docker.HostdImage+")")
 	c.Flags().StringArrayVar(&u.images, "image", nil, "docker: HOST=IMAGE, the image of one host (repeatable)")
-	c.Flags().IntVar(&u.shards, "shards", 0, "netns: how many switch daemons carry the switches, links inside one in memory (default: one per CPU)")
+	c.Flags().IntVar(&u.shards, "shards", 0, "netns: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
 	return c
 }
 
