@@ -8,6 +8,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,56 @@ type RunOptions struct {
 	Observe func(reached units.Time, run *results.Run)
 }
 
+// A LabBackend is a Backend whose labs can also stay up between commands: Up brings a
+// lab up and leaves it, Down removes exactly what it created, Exec runs a program in
+// one of its nodes. Every command (up, down, exec, run) reaches a backend through the
+// registry: netns and docker are LabBackends, the sim is not.
+type LabBackend interface {
+	Backend
+	// Up brings p up and says how it was placed.
+	Up(ctx context.Context, p *plan.Plan, o UpOptions) (*LabUp, error)
+	// Down removes lab, also one whose Up or daemons were killed halfway.
+	Down(ctx context.Context, lab string) error
+	// Exec runs argv in node of lab with stdio; a program's non-zero exit comes back as
+	// an *exec.ExitError.
+	Exec(ctx context.Context, lab, node string, argv []string, stdio Stdio) error
+	// Owns reports whether lab, one that is up (or half up), is this backend's.
+	Owns(lab string) bool
+}
+
+// UpOptions are what `reef up` may ask of a LabBackend; a backend ignores what does not
+// apply to it.
+type UpOptions struct {
+	// Topology names the file the plan came from, for display.
+	Topology string
+	// Shards is how many switch daemons carry the switches (0: the backend's default).
+	Shards int
+	// Switchd is the switchd binary ("": found or built); SwitchdArgs are extra
+	// arguments for every switchd.
+	Switchd     string
+	SwitchdArgs []string
+	// HostImage and Images pick the containers' images (docker: every host's, and
+	// one host's by name).
+	HostImage string
+	Images    map[string]string
+	// Progress, when set, is told how far Up has come, stage by stage.
+	Progress func(UpProgress)
+}
+
+// LabUp is what Up reports about the lab it brought up.
+type LabUp struct {
+	Name string
+	// Placement says which daemons carry which switches ("" when there is nothing to
+	// say).
+	Placement string
+}
+
+// Stdio are the streams Exec connects to the program.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
 var (
 	mu       sync.RWMutex
 	backends = map[string]Backend{}
@@ -64,6 +115,54 @@ func Register(b Backend) {
 		panic("emulator: backend registered twice: " + b.Name())
 	}
 	backends[b.Name()] = b
+}
+
+// LookupLab returns the backend called name when its labs can stay up (reef up).
+func LookupLab(name string) (LabBackend, error) {
+	b, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	lb, ok := b.(LabBackend)
+	if !ok {
+		return nil, fmt.Errorf("emulator: backend %q runs experiments only; its labs cannot stay up (want %s)", name, strings.Join(labNames(), " or "))
+	}
+	return lb, nil
+}
+
+// OwnerOf returns the backend that brought lab up.
+func OwnerOf(lab string) (LabBackend, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, n := range sortedNames() {
+		if lb, ok := backends[n].(LabBackend); ok && lb.Owns(lab) {
+			return lb, nil
+		}
+	}
+	return nil, fmt.Errorf("emulator: no lab %q is up", lab)
+}
+
+// labNames lists the LabBackends' names, sorted.
+func labNames() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var out []string
+	for _, n := range sortedNames() {
+		if _, ok := backends[n].(LabBackend); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sortedNames lists the registered names in order (mu held).
+func sortedNames() []string {
+	names := make([]string, 0, len(backends))
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Lookup returns the backend called name.

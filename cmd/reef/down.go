@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reef/emulator/docker"
+	"reef/emulator"
+	_ "reef/emulator/docker" // registers the backends reef down may find a lab on
 	"reef/emulator/netns"
 )
 
@@ -37,11 +38,11 @@ func downRun(ctx context.Context, lab string) error {
 	if err != nil {
 		return err
 	}
-	down := netns.Down
-	if docker.IsLab(lab) {
-		down = docker.Down
+	be, err := emulator.OwnerOf(lab)
+	if err != nil {
+		return err
 	}
-	if err := down(ctx, lab); err != nil {
+	if err := be.Down(ctx, lab); err != nil {
 		return err
 	}
 	fmt.Printf("lab %s is down\n", lab)

@@ -8,8 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reef/emulator/docker"
-	"reef/emulator/netns"
+	"reef/emulator"
 )
 
 func init() { commands = append(commands, execCmd) }
@@ -40,12 +39,11 @@ func execRun(ctx context.Context, lab, node string, argv []string) error {
 	if err != nil {
 		return err
 	}
-	stdio := netns.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
-	if docker.IsLab(lab) {
-		err = docker.Exec(ctx, lab, node, argv, stdio)
-	} else {
-		err = netns.Exec(ctx, lab, node, argv, stdio)
+	be, err := emulator.OwnerOf(lab)
+	if err != nil {
+		return err
 	}
+	err = be.Exec(ctx, lab, node, argv, emulator.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return &exitError{code: ee.ExitCode(), err: err}

@@ -29,7 +29,7 @@ func lsRun() error {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "LAB\tHOSTS\tSWITCHES\tDAEMONS\tSTATE\tUP SINCE\tTOPOLOGY")
+	fmt.Fprintln(w, "LAB\tBACKEND\tHOSTS\tSWITCHES\tSWITCH DAEMONS\tSTATE\tUP SINCE\tTOPOLOGY")
 	for _, l := range labs {
 		state := "up"
 		switch {
@@ -38,7 +38,7 @@ func lsRun() error {
 		case l.Alive < l.Daemons:
 			state = "degraded"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\n", l.Name, l.Hosts, l.Switches, l.Alive, l.Daemons, state,
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\n", l.Name, l.Backend, l.Hosts, l.Switches, l.Alive, l.Daemons, state,
 			l.Created.Local().Format(time.DateTime), l.Topology)
 	}
 	return w.Flush()

@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reef/emulator"
 	"reef/emulator/docker"
-	"reef/emulator/netns"
+	_ "reef/emulator/netns" // registers the netns backend
 	"reef/emulator/plan"
 	"reef/emulator/topo"
 )
@@ -74,34 +75,32 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	no := netns.Options{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file, Shards: u.shards}
-	status := newUpStatus(os.Stderr, terminal(os.Stderr), p.Lab, nil)
-	no.Progress = status.update
-	var lab *netns.Lab
-	switch u.backend {
-	case "netns", "":
-		lab, err = netns.Up(ctx, p, no)
-	case "docker":
-		do := docker.Options{Options: no, HostImage: u.image, Images: map[string]string{}}
-		for _, kv := range u.images {
-			h, img, ok := strings.Cut(kv, "=")
-			if !ok || h == "" || img == "" {
-				return fmt.Errorf("--image %q: want HOST=IMAGE", kv)
-			}
-			do.Images[h] = img
-		}
-		lab, err = docker.Up(ctx, p, do)
-	default:
-		return fmt.Errorf("--backend %q: want netns or docker", u.backend)
+	be, err := emulator.LookupLab(u.backend)
+	if err != nil {
+		return err
 	}
+	uo := emulator.UpOptions{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file, Shards: u.shards, HostImage: u.image}
+	for _, kv := range u.images {
+		h, img, ok := strings.Cut(kv, "=")
+		if !ok || h == "" || img == "" {
+			return fmt.Errorf("--image %q: want HOST=IMAGE", kv)
+		}
+		if uo.Images == nil {
+			uo.Images = map[string]string{}
+		}
+		uo.Images[h] = img
+	}
+	status := newUpStatus(os.Stderr, terminal(os.Stderr), p.Lab, nil)
+	uo.Progress = status.update
+	lab, err := be.Up(ctx, p, uo)
 	status.line.clear()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("lab %s is up: %d hosts, %d switches, %d links (reef exec NODE -- CMD; reef down %s)\n",
 		lab.Name, len(p.Hosts), len(p.Switches), len(p.Links), lab.Name)
-	if len(lab.Partition.Shards) > 0 {
-		fmt.Printf("switch daemons: %s\n", lab.Partition.String(p))
+	if lab.Placement != "" {
+		fmt.Printf("switch daemons: %s\n", lab.Placement)
 	}
 	return nil
 }

@@ -36,11 +36,11 @@ func (Backend) Name() string { return BackendName }
 // Run executes sc on p in containers; see netns.Backend.Run.
 func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
 	nb := b.Netns
-	if nb.Up.Switchd == "" {
+	if nb.Lab.Switchd == "" {
 		// prepareRun would otherwise find (or build) a switchd for the machine; the
 		// containers run the image's.
 		if dir, err := StaticBinaries(); err == nil {
-			nb.Up.Switchd = filepath.Join(dir, "switchd")
+			nb.Lab.Switchd = filepath.Join(dir, "switchd")
 		}
 	}
 	if nb.Lead <= 0 {
@@ -61,3 +61,33 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 	}
 	return nb.Run(ctx, p, sc, opts)
 }
+
+var _ emulator.LabBackend = Backend{}
+
+// Up brings p up on containers and leaves it up (reef up; emulator.LabBackend).
+func (b Backend) Up(ctx context.Context, p *plan.Plan, o emulator.UpOptions) (*emulator.LabUp, error) {
+	do := b.Images
+	do.Options = netns.UpOptionsOf(o)
+	if o.HostImage != "" {
+		do.HostImage = o.HostImage
+	}
+	if len(o.Images) > 0 {
+		do.Images = o.Images
+	}
+	lab, err := Up(ctx, p, do)
+	if err != nil {
+		return nil, err
+	}
+	return &emulator.LabUp{Name: lab.Name, Placement: lab.Partition.String(p)}, nil
+}
+
+// Down removes lab's containers and namespaces (emulator.LabBackend).
+func (Backend) Down(ctx context.Context, lab string) error { return Down(ctx, lab) }
+
+// Exec runs argv in node's container (emulator.LabBackend).
+func (Backend) Exec(ctx context.Context, lab, node string, argv []string, stdio emulator.Stdio) error {
+	return Exec(ctx, lab, node, argv, stdio)
+}
+
+// Owns reports whether lab is up (or half up) on Docker.
+func (Backend) Owns(lab string) bool { return IsLab(lab) }

@@ -124,7 +124,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 		shards = netns.DefaultShards()
 	}
 	part := p.Partition(shards)
-	st := netns.State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology,
+	st := netns.State{Lab: p.Lab, Backend: BackendName, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology,
 		Shards: netns.ShardStates(p, &part)}
 	for _, h := range p.Hosts {
 		n := h.Config.Name

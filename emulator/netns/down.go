@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"reef/emulator"
 )
 
 // Down removes lab: it stops every process running in the lab's namespaces (SIGTERM,
@@ -119,7 +120,9 @@ func killIn(ctx context.Context, inodes map[uint64]string) error {
 
 // LabInfo summarises one lab for `reef ls`.
 type LabInfo struct {
-	Name     string    `json:"name"`
+	Name string `json:"name"`
+	// Backend is the backend that brought it up (netns or docker).
+	Backend  string    `json:"backend"`
 	Topology string    `json:"topology,omitempty"`
 	Created  time.Time `json:"created"`
 	// Ready is false when Up has not finished (or was killed): reef down cleans it up.
@@ -149,7 +152,10 @@ func List() ([]LabInfo, error) {
 		if err != nil {
 			continue
 		}
-		li := LabInfo{Name: st.Lab, Topology: st.Topology, Created: st.Created, Ready: st.Ready, Daemons: len(st.Daemons)}
+		li := LabInfo{Name: st.Lab, Backend: st.Backend, Topology: st.Topology, Created: st.Created, Ready: st.Ready}
+		if li.Backend == "" {
+			li.Backend = BackendName
+		}
 		for _, n := range st.Namespaces {
 			if n.Switch {
 				li.Switches++
@@ -157,9 +163,14 @@ func List() ([]LabInfo, error) {
 				li.Hosts++
 			}
 		}
+		pids := map[int]bool{} // the switches of a shard share a daemon
 		for _, d := range st.Daemons {
-			if unix.Kill(d.Pid, 0) == nil {
-				li.Alive++
+			if !pids[d.Pid] {
+				pids[d.Pid] = true
+				li.Daemons++
+				if unix.Kill(d.Pid, 0) == nil {
+					li.Alive++
+				}
 			}
 		}
 		out = append(out, li)
@@ -169,10 +180,7 @@ func List() ([]LabInfo, error) {
 }
 
 // Stdio are the streams Exec connects to the program.
-type Stdio struct {
-	In       io.Reader
-	Out, Err io.Writer
-}
+type Stdio = emulator.Stdio
 
 // Exec runs argv in node's namespace of lab, through `ip netns exec`, so the program
 // also sees the lab's /etc/hosts (host names resolve) and a sysfs of its namespace. A

@@ -3,6 +3,7 @@ package netns
 import (
 	"context"
 
+	"reef/emulator"
 	"reef/emulator/plan"
 )
 
@@ -38,4 +39,34 @@ func (l Lifecycle) down(ctx context.Context, lab string) error {
 		return Down(ctx, lab)
 	}
 	return l.Down(ctx, lab)
+}
+
+var _ emulator.LabBackend = Backend{}
+
+// Up brings p up on namespaces and leaves it up (reef up; emulator.LabBackend).
+func (Backend) Up(ctx context.Context, p *plan.Plan, o emulator.UpOptions) (*emulator.LabUp, error) {
+	lab, err := Up(ctx, p, UpOptionsOf(o))
+	if err != nil {
+		return nil, err
+	}
+	return &emulator.LabUp{Name: lab.Name, Placement: lab.Partition.String(p)}, nil
+}
+
+// UpOptionsOf is what Up takes of a command's emulator.UpOptions.
+func UpOptionsOf(o emulator.UpOptions) Options {
+	return Options{Switchd: o.Switchd, SwitchdArgs: o.SwitchdArgs, Topology: o.Topology, Shards: o.Shards, Progress: o.Progress}
+}
+
+// Down removes lab (emulator.LabBackend).
+func (Backend) Down(ctx context.Context, lab string) error { return Down(ctx, lab) }
+
+// Exec runs argv in node of lab (emulator.LabBackend).
+func (Backend) Exec(ctx context.Context, lab, node string, argv []string, stdio emulator.Stdio) error {
+	return Exec(ctx, lab, node, argv, stdio)
+}
+
+// Owns reports whether lab is up (or half up) on namespaces, not containers.
+func (Backend) Owns(lab string) bool {
+	st, err := ReadState(DefaultRunDir, lab)
+	return err == nil && (st.Backend == "" || st.Backend == BackendName)
 }

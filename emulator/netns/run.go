@@ -37,9 +37,9 @@ func init() { emulator.Register(Backend{}) }
 // time zero, a little in the future when the lab comes up), so the flows' start times,
 // the switches' timeline events and every sample are in the same run time as on sim.
 type Backend struct {
-	// Up tunes the lab (switchd binary, workers, extra switchd flags); the zero value
+	// Lab tunes the lab (switchd binary, workers, extra switchd flags); the zero value
 	// is fine.
-	Up Options
+	Lab Options
 	// Hostd is the hostd binary ("": FindDaemon("hostd")).
 	Hostd string
 	// Lead is how far in the future the run's time zero is picked before Up starts
@@ -96,7 +96,7 @@ type runState struct {
 }
 
 func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*runState, error) {
-	log := b.Up.Log
+	log := b.Lab.Log
 	if log == nil {
 		log = slog.Default()
 	}
@@ -193,9 +193,9 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 			r.events = append(r.events, shard.PortEvent{Switch: end.Node, Port: end.Port, At: ev.At, Kind: ev.Kind, Rate: ev.Rate})
 		}
 	}
-	if r.b.Up.Switchd == "" && len(p.Switches) > 0 {
+	if r.b.Lab.Switchd == "" && len(p.Switches) > 0 {
 		// Found (or built) now, before the run's epoch is picked.
-		if r.b.Up.Switchd, err = FindDaemon("switchd"); err != nil {
+		if r.b.Lab.Switchd, err = FindDaemon("switchd"); err != nil {
 			return nil, err
 		}
 	}
@@ -234,7 +234,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 	if err := writeJSON(eventsPath, r.events); err != nil {
 		return nil, fmt.Errorf("netns: events: %w", err)
 	}
-	uo := r.b.Up
+	uo := r.b.Lab
 	if r.opts.Shards > 0 {
 		uo.Shards = r.opts.Shards
 	}

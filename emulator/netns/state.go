@@ -15,6 +15,8 @@ import (
 // after Up or a daemon was killed halfway; names recorded but never created are skipped.
 type State struct {
 	Lab string `json:"lab"`
+	// Backend is the backend that brought the lab up ("": netns).
+	Backend string `json:"backend,omitempty"`
 	// Created is when Up started; Ready is set once Up finished.
 	Created time.Time `json:"created"`
 	Ready   bool      `json:"ready"`
