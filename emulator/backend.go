@@ -45,6 +45,8 @@ type RunOptions struct {
 	// backend, the links inside a shard in memory (0: the backend's default). The sim
 	// ignores it.
 	Shards int
+	// SwitchdArgs are extra arguments for every switch daemon of a real backend.
+	SwitchdArgs []string
 	// Observe, when set, is called now and then with what the run measured so far (a
 	// live view: emulator/dashboard). The backend hands over a fresh Run each time and
 	// only appends to its Samples afterwards; the callee must not modify it. Backends

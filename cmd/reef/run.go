@@ -39,6 +39,8 @@ type runOptions struct {
 	shards int
 	// limits is the machine's calibration file ("": none)
 	limits string
+	// swArgs are extra arguments for every switchd
+	swArgs []string
 	// dashboard serves the live view on dashAddr
 	dashboard bool
 	dashAddr  string
@@ -68,6 +70,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.BoolVar(&ro.noFigures, "no-figures", false, "write the results without plots or report.html (draw them later with reef report DIR)")
 	f.StringSliceVar(&ro.only, "only", nil, "run only the sweep points with VAR=VALUE (repeat or separate with commas; checks comparing with points left out are not evaluated)")
 	f.IntVar(&ro.shards, "shards", 0, "netns, docker: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
+	f.StringArrayVar(&ro.swArgs, "switchd-arg", nil, "netns, docker: extra argument for every switchd (repeatable)")
 	f.StringVar(&ro.limits, "limits", calibrate.DefaultPath, "the machine's calibrated limits (reef calibrate); a point asking for faster links is flagged before it starts (\"\": no check)")
 	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
@@ -90,7 +93,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 		steps = live.progress
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
-		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures, RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, Limits: loadLimits(ro.limits)})
+		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures, RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits)})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)

@@ -238,7 +238,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 	if r.opts.Shards > 0 {
 		uo.Shards = r.opts.Shards
 	}
-	uo.SwitchdArgs = append(append([]string(nil), uo.SwitchdArgs...),
+	uo.SwitchdArgs = append(append(append([]string(nil), uo.SwitchdArgs...), r.opts.SwitchdArgs...),
 		"--run-epoch", strconv.FormatInt(epoch, 10),
 		"--samples", filepath.Join(r.out, "{node}.samples.json"),
 		"--sample-interval", time.Duration(r.sc.SampleInterval).String(),

@@ -62,8 +62,9 @@ type Options struct {
 	// (experiment.Select; reef run --only); empty runs every point.
 	Only []string
 	// Shards is how many switch daemons carry a real backend's switches (0: the
-	// backend's default; see emulator.RunOptions).
-	Shards int
+	// backend's default; see emulator.RunOptions), with SwitchdArgs.
+	Shards      int
+	SwitchdArgs []string
 	// Limits, when set, are the machine's calibrated limits (reef calibrate): a point
 	// of a real backend whose links are faster is flagged before anything runs.
 	Limits *calibrate.Limits
@@ -172,7 +173,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		if opts.Progress != nil {
 			opts.Progress.Start(i, len(runs), r.Scenario.Name)
 		}
-		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture, Shards: opts.Shards}
+		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture, Shards: opts.Shards, SwitchdArgs: opts.SwitchdArgs}
 		if opts.Progress != nil {
 			ro.Progress = opts.Progress.Update
 		}
