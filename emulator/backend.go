@@ -66,6 +66,24 @@ func Register(b Backend) {
 	backends[b.Name()] = b
 }
 
+// Describer is implemented by a backend that can say in one line what it runs on and
+// what it needs (reef backends prints it beside the name).
+type Describer interface {
+	Describe() string
+}
+
+// Backends lists the registered backends, sorted by name.
+func Backends() []Backend {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Backend, 0, len(backends))
+	for _, b := range backends {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
 // Lookup returns the backend called name.
 func Lookup(name string) (Backend, error) {
 	mu.RLock()
