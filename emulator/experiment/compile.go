@@ -43,6 +43,15 @@ type CompileOptions struct {
 // algorithms' parameters decoded, validated and scaled, timeline events resolved to
 // links. Every problem names the file and line.
 func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
+	r, err := x.compile(pt, opts)
+	if err != nil {
+		return nil, pointErr(pt, err)
+	}
+	return r, nil
+}
+
+// compile is Compile without naming the point in its errors.
+func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	f := pt.File
 	tau := f.scale(opts.Backend)
 	seed := f.Seed
@@ -142,7 +151,7 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 		}
 	}
 	if err := errs.err(); err != nil {
-		return nil, pointErr(pt, err)
+		return nil, err
 	}
 	sortEvents(sc.Events)
 	run := &Run{Experiment: x.Name, Point: pt, TimeScale: tau, Plan: p, Scenario: sc}
@@ -165,20 +174,27 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 		run.Expectations = append(run.Expectations, ex)
 	}
 	if err := errs.err(); err != nil {
-		return nil, pointErr(pt, err)
+		return nil, err
 	}
 	return run, nil
 }
 
 // CompileAll compiles every point, so that a bad point is found before anything runs.
+// It reports the problems of every point at once, each once (naming the points it
+// concerns when not all of them do).
 func (x *Experiment) CompileAll(opts CompileOptions) ([]*Run, error) {
 	runs := make([]*Run, 0, len(x.Points))
+	errs := newSweepErrors(len(x.Points))
 	for _, pt := range x.Points {
-		r, err := x.Compile(pt, opts)
+		r, err := x.compile(pt, opts)
 		if err != nil {
-			return nil, err
+			errs.add(pt, err)
+			continue
 		}
 		runs = append(runs, r)
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return runs, nil
 }
