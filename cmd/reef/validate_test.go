@@ -9,15 +9,16 @@ import (
 	"testing"
 )
 
-// TestValidateShippedFiles checks that every topology and experiment reef ships is
-// valid.
+// TestValidateShippedFiles checks that every topology and experiment reef ships (the
+// examples too) is valid.
 func TestValidateShippedFiles(t *testing.T) {
 	files, err := filepath.Glob("../../topologies/*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	exps, _ := filepath.Glob("../../experiments/*.yaml")
-	files = append(files, exps...)
+	examples, _ := filepath.Glob("../../experiments/examples/*.yaml")
+	files = append(append(files, exps...), examples...)
 	if len(files) < 10 {
 		t.Fatalf("found only %d files: %v", len(files), files)
 	}

@@ -123,7 +123,9 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	for i, w := range f.Workloads {
 		flows, err := x.expandWorkload(f, &w, p, t, tau, seed, &id)
 		if err != nil {
-			errs.add(x.Path, w.line, "workloads[%d] (%s): %v", i, w.Kind, err)
+			for _, e := range splitErrors(err) {
+				errs.add(x.Path, w.line, "workloads[%d] (%s): %v", i, w.Kind, e)
+			}
 			continue
 		}
 		sc.Flows = append(sc.Flows, flows...)
@@ -205,6 +207,10 @@ func firstNonZero(a, b int) int {
 	}
 	return b
 }
+
+// Topology is the topology point pt runs on, as written (paper units, before the time
+// scale).
+func (x *Experiment) Topology(pt *Point) (*topo.Topology, error) { return x.topology(pt.File) }
 
 // topology loads the point's topology (relative paths are relative to the experiment).
 func (x *Experiment) topology(f *File) (*topo.Topology, error) {

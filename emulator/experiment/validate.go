@@ -23,6 +23,7 @@ const (
 	WorkloadPoisson  = "poisson"
 	WorkloadIncast   = "incast"
 	WorkloadAllToAll = "all-to-all"
+	WorkloadTrace    = "trace"
 )
 
 // scale returns τ on backend (1 when absent).
@@ -145,8 +146,18 @@ func (f *File) validate(file string, src []byte) error {
 			if w.Size <= 0 {
 				errs.add(file, w.line, "%s.size: want the message size each sender sends, got %v", where, w.Size)
 			}
+		case WorkloadTrace:
+			if w.Trace == "" {
+				errs.add(file, w.line, "%s.trace: missing; want the trace file (CSV or JSON lines of start, src, dst, size)", where)
+			}
+			if w.CDF != "" || w.Load != 0 || w.Size != 0 || len(w.Hosts)+len(w.Senders)+len(w.Receivers) > 0 || w.Receiver != "" {
+				errs.add(file, w.line, "%s: a trace lists its flows; want no cdf, load, size or hosts", where)
+			}
 		default:
-			errs.add(file, w.line, "workloads[%d].kind: %q; want poisson, incast or all-to-all", i, w.Kind)
+			errs.add(file, w.line, "workloads[%d].kind: %q; want poisson, incast, all-to-all or trace", i, w.Kind)
+		}
+		if w.Kind != WorkloadTrace && w.Trace != "" {
+			errs.add(file, w.line, "%s.trace: only a trace workload (kind: trace) reads a trace file", where)
 		}
 		if w.Start < 0 || (w.Stop != 0 && w.Stop <= w.Start) {
 			errs.add(file, w.line, "%s: want 0 ≤ start < stop, got start %v stop %v", where, w.Start, w.Stop)
