@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -88,9 +89,8 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	for i, fl := range f.Flows {
 		name := f.ccName(fl.CC)
 		raw, err := f.scaledParams(name, fl.Params, tau)
-		if err != nil {
-			errs.add(x.Path, fl.line, "flows[%d]: %v", i, err)
-			continue
+		for _, e := range splitErrors(err) { // and check its hosts still
+			errs = append(errs, &paramsError{fmt.Errorf("%s:%d: flows[%d]: %w", x.Path, fl.line, i, e)})
 		}
 		group := fl.Group
 		if group == "" {
@@ -105,7 +105,7 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 					ok = false
 				}
 			}
-			if !ok {
+			if !ok || err != nil {
 				continue
 			}
 			id++
@@ -124,6 +124,10 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 		flows, err := x.expandWorkload(f, &w, p, t, tau, seed, &id)
 		if err != nil {
 			for _, e := range splitErrors(err) {
+				if pe := (*paramsError)(nil); errors.As(e, &pe) {
+					errs = append(errs, &paramsError{fmt.Errorf("%s:%d: workloads[%d] (%s): %w", x.Path, w.line, i, w.Kind, e)})
+					continue
+				}
 				errs.add(x.Path, w.line, "workloads[%d] (%s): %v", i, w.Kind, e)
 			}
 			continue
@@ -180,6 +184,13 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	}
 	return run, nil
 }
+
+// paramsError is a problem with a flow's or workload's algorithm parameters, which
+// validation also checks (before the time scale).
+type paramsError struct{ err error }
+
+func (e *paramsError) Error() string { return e.err.Error() }
+func (e *paramsError) Unwrap() error { return e.err }
 
 // CompileAll compiles every point, so that a bad point is found before anything runs.
 // It reports the problems of every point at once, each once (naming the points it

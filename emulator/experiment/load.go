@@ -29,6 +29,9 @@ type Experiment struct {
 	Points []*Point
 	// Sweep is the sweep as written.
 	Sweep Sweep
+
+	// invalid are the points that decoded but did not validate (Check compiles them).
+	invalid []*Point
 }
 
 // Point is one combination of sweep values and the file as decoded with them.
@@ -43,6 +46,8 @@ type Point struct {
 	File *File
 
 	sweepLine int
+	// badLines are the lines with a problem, on an invalid point.
+	badLines map[int]bool
 }
 
 // Var is one variable's value at a point.
@@ -100,18 +105,40 @@ func Check(path string, src []byte, backends []string) error {
 	if len(x.Points) > 0 {
 		x.Name = x.Points[0].File.Name
 	}
-	// a compile problem of every point that parsed is not a point's own
-	compileErrs := newSweepErrors(len(x.Points))
-	for _, pt := range x.Points {
+	// A point that decoded but did not validate is compiled too, and what that finds is
+	// reported unless validation said it already: on the same line (a bad workload's
+	// line says what is wrong with it once) or about algorithm parameters (validation
+	// checked them all). A compile problem of every point is not a point's own.
+	compileErrs := newSweepErrors(len(x.Points) + len(x.invalid))
+	for _, pt := range append(slices.Clip(x.Points), x.invalid...) {
 		for _, b := range backends {
-			if _, err := x.compile(pt, CompileOptions{Backend: b}); err != nil {
-				compileErrs.add(pt, err)
+			for _, e := range splitErrors(x.compileChecked(pt, CompileOptions{Backend: b})) {
+				var pe *paramsError
+				if pt.badLines != nil && (pt.badLines[errLine(path, e)] || errors.As(e, &pe)) {
+					continue
+				}
+				compileErrs.add(pt, e)
 			}
 		}
 	}
 	all := append(splitErrors(errs.err()), splitErrors(compileErrs.err())...)
 	slices.SortStableFunc(all, func(a, b error) int { return errLine(path, a) - errLine(path, b) })
 	return errors.Join(all...)
+}
+
+// compileChecked compiles pt for what it finds. A point that failed validation may
+// hold values compile assumes away (a negative count, an incast without receivers); a
+// panic on one is not a problem of its own (validation named it) and is dropped.
+func (x *Experiment) compileChecked(pt *Point, opts CompileOptions) (err error) {
+	if pt.badLines != nil {
+		defer func() {
+			if recover() != nil {
+				err = nil
+			}
+		}()
+	}
+	_, err = x.compile(pt, opts)
+	return err
 }
 
 // parse decodes and validates every sweep point. Problems with the file as a whole
@@ -172,6 +199,14 @@ func parse(path string, src []byte) (x *Experiment, errs *sweepErrors, err error
 		f, err := decodeFile(path, text)
 		if err != nil {
 			errs.add(pt, err)
+			if f != nil {
+				pt.File = f
+				pt.badLines = map[int]bool{}
+				for _, e := range splitErrors(err) {
+					pt.badLines[errLine(path, e)] = true
+				}
+				x.invalid = append(x.invalid, pt)
+			}
 			continue
 		}
 		pt.File = f
@@ -237,6 +272,7 @@ func (x *Experiment) resolveExpectations(ports []string) error {
 // each entry the strict decoder rejects (an unknown field, a value of the wrong type or
 // unit), and then what validate finds in the rest of the file, except on lines that
 // already have a decode error (a dropped duration is not also reported as missing).
+// The File comes back with the errors when everything else decoded, for Check.
 func decodeFile(path string, text []byte) (*File, error) {
 	doc, err := parser.ParseBytes(text, 0)
 	if err != nil {
@@ -268,10 +304,10 @@ func decodeFile(path string, text []byte) (*File, error) {
 			}
 		}
 	}
-	if len(out) > 0 {
+	if !complete {
 		return nil, errors.Join(out...)
 	}
-	return f, nil
+	return f, errors.Join(out...)
 }
 
 // errLine is the line of an error formatted "path:line:…", 0 if it has none.

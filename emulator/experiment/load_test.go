@@ -147,6 +147,7 @@ func TestParseErrors(t *testing.T) {
 		{"dimension mismatch", func(s string) string { return strings.Replace(s, "0.85 * victim.fair_share", "25us", 1) }, []string{"bad.yaml:26:"}},
 		{"timeline two actions", func(s string) string { return strings.Replace(s, "rate: 100Gbps", "rate: 100Gbps, down: true", 1) }, []string{"bad.yaml:21:", "exactly one of"}},
 		{"duplicate flow", func(s string) string { return strings.Replace(s, "name: victim", "name: bulk1", 1) }, []string{"bad.yaml:19:", `"bulk1" already used on line 18`}},
+		{"negative count", func(s string) string { return strings.Replace(s, `count: "${M}"`, "count: -1", 1) }, []string{"bad.yaml:19:", "count: must be ≥ 0, got -1"}},
 		{"count without group", func(s string) string { return strings.Replace(s, "group: bulk, ", "name: bulk, ", 1) }, []string{"count needs a group"}},
 		{"same src dst", func(s string) string { return strings.Replace(s, `dst: "${base}4"`, "dst: h1", 1) }, []string{"bad.yaml:18:", "src and dst are both"}},
 		{"warmup past end", func(s string) string { return strings.Replace(s, "warmup: 2ms", "warmup: 20ms", 1) }, []string{"bad.yaml:6:", "warmup"}},

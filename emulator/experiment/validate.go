@@ -369,12 +369,13 @@ func stripPos(err error) string {
 	return msg
 }
 
-// count is the number of flows a spec makes.
+// count is the number of flows a spec makes (none for a negative count, which
+// validate reports).
 func (fl *FlowSpec) count() int {
 	if fl.Count == nil {
 		return 1
 	}
-	return *fl.Count
+	return max(*fl.Count, 0)
 }
 
 // names are the flow names a spec makes.

@@ -129,6 +129,9 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		if err != nil {
 			return nil, err
 		}
+		if len(srcs) == 0 || len(dsts) == 0 {
+			return nil, fmt.Errorf("want senders and a receiver (or receivers)")
+		}
 		period := w.Period.Scale(tau)
 		rounds := w.Rounds
 		if rounds == 0 {
@@ -166,7 +169,7 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 	name := f.ccName(w.CC)
 	raw, err := f.scaledParams(name, w.Params, tau)
 	if err != nil {
-		return nil, err
+		return nil, &paramsError{err}
 	}
 	// a trace's flows may name their own algorithms: each gets its parameters as a flow
 	// of the experiment would (the workload's params when it is the workload's cc)
