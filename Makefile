@@ -52,6 +52,8 @@ NETNS_REPRO := TestReproductionsOnNetns
 
 unit:
 	$(GO) test -count=1 -timeout 30m $(CORES)
+	cd examples/ecnreno && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd examples/udpint && $(GO) vet ./... && $(GO) test -count=1 ./...
 	REEF_EXPERIMENTS=1 $(GO) test -count=1 -timeout 30m -run '^($(REPRO))$$' ./emulator/runner
 	$(GO) test -race -count=1 -timeout 30m -skip '^($(REPRO))$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES) $(LABS))")
 	$(GO) test -race -count=1 -p 1 -timeout 60m -skip '^($(NETNS_REPRO))$$' $(LABS)

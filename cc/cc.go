@@ -17,6 +17,24 @@
 //	// decode user overrides into p, scale it with cc.ScaleParams, then:
 //	alg, err := spec.New(env, p)
 //
+// # Your own algorithm
+//
+// An algorithm may live in a module of its own, outside reef: a package that registers
+// it from an init function (see Example), linked into a reef built with
+// "reef build --with MODULE" (examples/ecnreno is one, with its tests and an experiment).
+// Experiment files then name it in cc: and set its Params fields by their yaml names;
+// "reef algorithms" lists it with its parameters and defaults (Spec.Parameters).
+//
+// # Compatibility
+//
+// Algorithm, Feedback, FeedbackKind, Env, Params, Spec, Param, Register, SpecOf, Lookup,
+// Names, New, NoTimer and ScaleParams are reef's algorithm API, at version APIVersion.
+// Within a version, an algorithm written against it keeps compiling and behaving: the
+// interfaces gain no methods, fields are only added (to Feedback and Env, whose zero
+// values keep their documented meaning, "not filled"), and the units of every field and
+// the calls' order stay as documented. A change that breaks that raises APIVersion and
+// is named in the release notes.
+//
 // # Limitations
 //
 // An Algorithm controls one flow and is not safe for concurrent use.
@@ -32,6 +50,11 @@ import (
 	"reef/units"
 	"reef/wire"
 )
+
+// APIVersion is the version of the algorithm API (see the package's Compatibility
+// section): algorithms written for one version build and behave the same with every
+// reef of that version.
+const APIVersion = 1
 
 // Algorithm controls one flow's sending. It never reads a clock or sends: the transport
 // passes now and asks for Window and Rate after every call.

@@ -167,6 +167,23 @@ func sortedNames() []string {
 	return names
 }
 
+// Describer is implemented by a backend that can say in one line what it runs on and
+// what it needs (reef backends prints it beside the name).
+type Describer interface {
+	Describe() string
+}
+
+// Backends lists the registered backends, sorted by name.
+func Backends() []Backend {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Backend, 0, len(backends))
+	for _, n := range sortedNames() {
+		out = append(out, backends[n])
+	}
+	return out
+}
+
 // Lookup returns the backend called name.
 func Lookup(name string) (Backend, error) {
 	mu.RLock()

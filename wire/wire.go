@@ -31,6 +31,9 @@
 //	..  24×HopCap INT hop records (Hop)
 //	..  PayloadLen payload
 //
+// docs/wire.md is the format's specification, with worked examples, for people who
+// write their own transport; TestWireDoc keeps it in step with this package.
+//
 // INT hop slots are reserved by the sender (HopCap) and filled in place by switches, so a
 // switch never changes a packet's length or moves its payload. The UDP checksum is 0
 // (legal in IPv4): switches rewrite reef fields without touching it.

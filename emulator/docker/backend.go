@@ -33,6 +33,11 @@ type Backend struct {
 // Name returns "docker".
 func (Backend) Name() string { return BackendName }
 
+// Describe says what the backend runs on and needs.
+func (Backend) Describe() string {
+	return "a container per node (network mode none), wired as on netns; needs root and a Docker engine"
+}
+
 // Run executes sc on p in containers; see netns.Backend.Run.
 func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
 	nb := b.Netns

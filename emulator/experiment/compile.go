@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -43,6 +44,15 @@ type CompileOptions struct {
 // algorithms' parameters decoded, validated and scaled, timeline events resolved to
 // links. Every problem names the file and line.
 func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
+	r, err := x.compile(pt, opts)
+	if err != nil {
+		return nil, pointErr(pt, err)
+	}
+	return r, nil
+}
+
+// compile is Compile without naming the point in its errors.
+func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	f := pt.File
 	tau := f.scale(opts.Backend)
 	seed := f.Seed
@@ -79,9 +89,8 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 	for i, fl := range f.Flows {
 		name := f.ccName(fl.CC)
 		raw, err := f.scaledParams(name, fl.Params, tau)
-		if err != nil {
-			errs.add(x.Path, fl.line, "flows[%d]: %v", i, err)
-			continue
+		for _, e := range splitErrors(err) { // and check its hosts still
+			errs = append(errs, &paramsError{fmt.Errorf("%s:%d: flows[%d]: %w", x.Path, fl.line, i, e)})
 		}
 		group := fl.Group
 		if group == "" {
@@ -96,7 +105,7 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 					ok = false
 				}
 			}
-			if !ok {
+			if !ok || err != nil {
 				continue
 			}
 			id++
@@ -114,7 +123,13 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 	for i, w := range f.Workloads {
 		flows, err := x.expandWorkload(f, &w, p, t, tau, seed, &id)
 		if err != nil {
-			errs.add(x.Path, w.line, "workloads[%d] (%s): %v", i, w.Kind, err)
+			for _, e := range splitErrors(err) {
+				if pe := (*paramsError)(nil); errors.As(e, &pe) {
+					errs = append(errs, &paramsError{fmt.Errorf("%s:%d: workloads[%d] (%s): %w", x.Path, w.line, i, w.Kind, e)})
+					continue
+				}
+				errs.add(x.Path, w.line, "workloads[%d] (%s): %v", i, w.Kind, e)
+			}
 			continue
 		}
 		sc.Flows = append(sc.Flows, flows...)
@@ -142,7 +157,7 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 		}
 	}
 	if err := errs.err(); err != nil {
-		return nil, pointErr(pt, err)
+		return nil, err
 	}
 	sortEvents(sc.Events)
 	run := &Run{Experiment: x.Name, Point: pt, TimeScale: tau, Plan: p, Scenario: sc}
@@ -165,20 +180,34 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 		run.Expectations = append(run.Expectations, ex)
 	}
 	if err := errs.err(); err != nil {
-		return nil, pointErr(pt, err)
+		return nil, err
 	}
 	return run, nil
 }
 
+// paramsError is a problem with a flow's or workload's algorithm parameters, which
+// validation also checks (before the time scale).
+type paramsError struct{ err error }
+
+func (e *paramsError) Error() string { return e.err.Error() }
+func (e *paramsError) Unwrap() error { return e.err }
+
 // CompileAll compiles every point, so that a bad point is found before anything runs.
+// It reports the problems of every point at once, each once (naming the points it
+// concerns when not all of them do).
 func (x *Experiment) CompileAll(opts CompileOptions) ([]*Run, error) {
 	runs := make([]*Run, 0, len(x.Points))
+	errs := newSweepErrors(len(x.Points))
 	for _, pt := range x.Points {
-		r, err := x.Compile(pt, opts)
+		r, err := x.compile(pt, opts)
 		if err != nil {
-			return nil, err
+			errs.add(pt, err)
+			continue
 		}
 		runs = append(runs, r)
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return runs, nil
 }
@@ -189,6 +218,10 @@ func firstNonZero(a, b int) int {
 	}
 	return b
 }
+
+// Topology is the topology point pt runs on, as written (paper units, before the time
+// scale).
+func (x *Experiment) Topology(pt *Point) (*topo.Topology, error) { return x.topology(pt.File) }
 
 // topology loads the point's topology (relative paths are relative to the experiment).
 func (x *Experiment) topology(f *File) (*topo.Topology, error) {

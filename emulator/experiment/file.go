@@ -160,13 +160,18 @@ type FlowSpec struct {
 // Workload generates flows; Kind selects the generator.
 type Workload struct {
 	// Kind is poisson (messages with Poisson arrivals and sizes from CDF at Load of each
-	// sender's NIC), incast (Senders each send Size to Receiver every Period) or
-	// all-to-all.
+	// sender's NIC), incast (Senders each send Size to Receiver every Period),
+	// all-to-all or trace (the flows listed in the Trace file).
 	Kind string `yaml:"kind"`
 	// Group names the generated flows (defaults to Kind).
 	Group string `yaml:"group"`
 	// CDF is a flow-size distribution name (websearch, hadoop, cachefollower) or a file.
 	CDF string `yaml:"cdf"`
+	// Trace is the file of a trace workload (relative to the experiment): one flow per
+	// row, CSV or JSON lines (hostd/workload.ParseTrace; reef trace-gen writes one).
+	// Its start times are in paper units after Start; a row's cc replaces the
+	// workload's.
+	Trace string `yaml:"trace"`
 	// Load is the offered load as a fraction of each sender's NIC rate.
 	Load float64 `yaml:"load"`
 	// Hosts are the participating hosts: names, glob patterns ("h*"), topology groups

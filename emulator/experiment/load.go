@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 
 	"reef/emulator/expect"
+	"reef/emulator/internal/yamlstrict"
 )
 
 // Experiment is a loaded, validated experiment file with its sweep expanded.
@@ -25,6 +29,9 @@ type Experiment struct {
 	Points []*Point
 	// Sweep is the sweep as written.
 	Sweep Sweep
+
+	// invalid are the points that decoded but did not validate (Check compiles them).
+	invalid []*Point
 }
 
 // Point is one combination of sweep values and the file as decoded with them.
@@ -39,6 +46,8 @@ type Point struct {
 	File *File
 
 	sweepLine int
+	// badLines are the lines with a problem, on an invalid point.
+	badLines map[int]bool
 }
 
 // Var is one variable's value at a point.
@@ -69,36 +78,105 @@ func Load(path string) (*Experiment, error) {
 // Parse is Load on bytes already read; path is used in errors and to resolve relative
 // file names.
 func Parse(path string, src []byte) (*Experiment, error) {
+	x, errs, err := parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	x.Name = x.Points[0].File.Name
+	if err := x.resolveExpectations(nil); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Check reports every problem of the experiment in src at once, creating nothing: what
+// Parse finds at each sweep point, and for each point that parses, what compiling it
+// for each of backends finds (its topology, hosts, links, switch patterns, parameters
+// at the backend's time scale, expectations). Each problem is reported once, naming
+// the sweep points it concerns when not all of them, in line order.
+func Check(path string, src []byte, backends []string) error {
+	x, errs, err := parse(path, src)
+	if err != nil {
+		return err
+	}
+	if len(x.Points) > 0 {
+		x.Name = x.Points[0].File.Name
+	}
+	// A point that decoded but did not validate is compiled too, and what that finds is
+	// reported unless validation said it already: on the same line (a bad workload's
+	// line says what is wrong with it once) or about algorithm parameters (validation
+	// checked them all). A compile problem of every point is not a point's own.
+	compileErrs := newSweepErrors(len(x.Points) + len(x.invalid))
+	for _, pt := range append(slices.Clip(x.Points), x.invalid...) {
+		for _, b := range backends {
+			for _, e := range splitErrors(x.compileChecked(pt, CompileOptions{Backend: b})) {
+				var pe *paramsError
+				if pt.badLines != nil && (pt.badLines[errLine(path, e)] || errors.As(e, &pe)) {
+					continue
+				}
+				compileErrs.add(pt, e)
+			}
+		}
+	}
+	all := append(splitErrors(errs.err()), splitErrors(compileErrs.err())...)
+	slices.SortStableFunc(all, func(a, b error) int { return errLine(path, a) - errLine(path, b) })
+	return errors.Join(all...)
+}
+
+// compileChecked compiles pt for what it finds. A point that failed validation may
+// hold values compile assumes away (a negative count, an incast without receivers); a
+// panic on one is not a problem of its own (validation named it) and is dropped.
+func (x *Experiment) compileChecked(pt *Point, opts CompileOptions) (err error) {
+	if pt.badLines != nil {
+		defer func() {
+			if recover() != nil {
+				err = nil
+			}
+		}()
+	}
+	_, err = x.compile(pt, opts)
+	return err
+}
+
+// parse decodes and validates every sweep point. Problems with the file as a whole
+// (its sweep, its placeholders) come back as err; those of single points are gathered
+// in errs, and x holds the points that had none.
+func parse(path string, src []byte) (x *Experiment, errs *sweepErrors, err error) {
 	// First pass: only the sweep and vars, which say how to substitute the rest.
 	var head struct {
 		Sweep Sweep         `yaml:"sweep"`
 		Vars  yaml.MapSlice `yaml:"vars"`
 	}
 	if err := yaml.Unmarshal(src, &head); err != nil {
-		return nil, posError(path, src, err)
+		return nil, nil, posError(path, src, err)
 	}
 	seen := map[string]bool{}
 	for _, v := range head.Sweep {
 		if seen[v.Name] {
-			return nil, fmt.Errorf("%s:%d: sweep.%s: variable swept twice", path, v.Line, v.Name)
+			return nil, nil, fmt.Errorf("%s:%d: sweep.%s: variable swept twice", path, v.Line, v.Name)
 		}
 		seen[v.Name] = true
 		if len(v.Values) == 0 {
-			return nil, fmt.Errorf("%s:%d: sweep.%s: want at least one value", path, v.Line, v.Name)
+			return nil, nil, fmt.Errorf("%s:%d: sweep.%s: want at least one value", path, v.Line, v.Name)
 		}
 		if !identRe.MatchString(v.Name) {
-			return nil, fmt.Errorf("%s:%d: sweep.%s: variable names are letters, digits and _", path, v.Line, v.Name)
+			return nil, nil, fmt.Errorf("%s:%d: sweep.%s: variable names are letters, digits and _", path, v.Line, v.Name)
 		}
 		for _, val := range v.Values {
 			switch val.(type) {
 			case string, int, int64, uint64, float64, bool:
 			default:
-				return nil, fmt.Errorf("%s:%d: sweep.%s: values must be scalars, got %T", path, v.Line, v.Name, val)
+				return nil, nil, fmt.Errorf("%s:%d: sweep.%s: values must be scalars, got %T", path, v.Line, v.Name, val)
 			}
 		}
 	}
-	x := &Experiment{Path: path, Sweep: head.Sweep}
-	for i, vars := range expand(head.Sweep) {
+	x = &Experiment{Path: path, Sweep: head.Sweep}
+	points := expand(head.Sweep)
+	errs = newSweepErrors(len(points))
+	for i, vars := range points {
 		pt := &Point{Index: i, Vars: vars, Label: label(vars)}
 		if len(head.Sweep) > 0 {
 			pt.sweepLine = head.Sweep[0].Line
@@ -111,27 +189,30 @@ func Parse(path string, src []byte) (*Experiment, error) {
 			env[v.Name] = v.Value
 		}
 		if err := derive(env, head.Vars); err != nil {
-			return nil, pointErr(pt, fmt.Errorf("%s: vars: %w", path, err))
+			errs.add(pt, fmt.Errorf("%s: vars: %w", path, err))
+			continue
 		}
 		text, err := substitute(src, env)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%w", path, err)
+			return nil, nil, fmt.Errorf("%s:%w", path, err)
 		}
-		f := new(File)
-		if err := yaml.UnmarshalWithOptions(text, f, strict...); err != nil {
-			return nil, pointErr(pt, posError(path, text, err))
-		}
-		if err := f.validate(path, text); err != nil {
-			return nil, pointErr(pt, err)
+		f, err := decodeFile(path, text)
+		if err != nil {
+			errs.add(pt, err)
+			if f != nil {
+				pt.File = f
+				pt.badLines = map[int]bool{}
+				for _, e := range splitErrors(err) {
+					pt.badLines[errLine(path, e)] = true
+				}
+				x.invalid = append(x.invalid, pt)
+			}
+			continue
 		}
 		pt.File = f
 		x.Points = append(x.Points, pt)
 	}
-	x.Name = x.Points[0].File.Name
-	if err := x.resolveExpectations(nil); err != nil {
-		return nil, err
-	}
-	return x, nil
+	return x, errs, nil
 }
 
 // Catalogue is what expectations may refer to across every point: groups, flow names,
@@ -185,6 +266,118 @@ func (x *Experiment) resolveExpectations(ports []string) error {
 		}
 	}
 	return errs.err()
+}
+
+// decodeFile decodes and validates one point's text. It reports every problem at once:
+// each entry the strict decoder rejects (an unknown field, a value of the wrong type or
+// unit), and then what validate finds in the rest of the file, except on lines that
+// already have a decode error (a dropped duration is not also reported as missing).
+// The File comes back with the errors when everything else decoded, for Check.
+func decodeFile(path string, text []byte) (*File, error) {
+	doc, err := parser.ParseBytes(text, 0)
+	if err != nil {
+		return nil, posError(path, text, err)
+	}
+	var body ast.Node
+	if len(doc.Docs) > 0 {
+		body = doc.Docs[0].Body
+	}
+	f := new(File)
+	if body == nil {
+		return f, f.validate(path, text)
+	}
+	decodeErrs, complete := yamlstrict.DecodeAll(body, func(n ast.Node) error {
+		*f = File{}
+		return yaml.NodeToValue(n, f, strict...)
+	})
+	var out []error
+	bad := map[int]bool{}
+	for _, e := range decodeErrs {
+		e = posError(path, text, e)
+		bad[errLine(path, e)] = true
+		out = append(out, e)
+	}
+	if complete {
+		for _, e := range splitErrors(f.validate(path, text)) {
+			if !bad[errLine(path, e)] {
+				out = append(out, e)
+			}
+		}
+	}
+	if !complete {
+		return nil, errors.Join(out...)
+	}
+	return f, errors.Join(out...)
+}
+
+// errLine is the line of an error formatted "path:line:…", 0 if it has none.
+func errLine(path string, err error) int {
+	rest, ok := strings.CutPrefix(err.Error(), path+":")
+	if !ok {
+		return 0
+	}
+	n, _, _ := strings.Cut(rest, ":")
+	line, _ := strconv.Atoi(n)
+	return line
+}
+
+// splitErrors undoes errors.Join (nil gives none).
+func splitErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, splitErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// sweepErrors gathers the errors of every point of a sweep, each message once: one
+// that every point has is reported as it is, one only some points have names them.
+type sweepErrors struct {
+	points    int
+	msgs      []string
+	at        map[string][]string
+	sweepLine int
+}
+
+func newSweepErrors(points int) *sweepErrors {
+	return &sweepErrors{points: points, at: map[string][]string{}}
+}
+
+// add records the errors err joins, found at pt.
+func (s *sweepErrors) add(pt *Point, err error) {
+	s.sweepLine = pt.sweepLine
+	for _, e := range splitErrors(err) {
+		m := e.Error()
+		if _, seen := s.at[m]; !seen {
+			s.msgs = append(s.msgs, m)
+		}
+		if !slices.Contains(s.at[m], pt.Label) {
+			s.at[m] = append(s.at[m], pt.Label)
+		}
+	}
+}
+
+// err joins what was recorded, in the order found (nil when nothing was).
+func (s *sweepErrors) err() error {
+	var out []error
+	for _, m := range s.msgs {
+		labels := s.at[m]
+		switch {
+		case len(labels) == s.points || labels[0] == "":
+			out = append(out, errors.New(m))
+		case len(labels) == 1:
+			out = append(out, fmt.Errorf("%s\n(at sweep point %s; the sweep's values are on line %d)", m, labels[0], s.sweepLine))
+		default:
+			out = append(out, fmt.Errorf("%s\n(at sweep points %s; the sweep's values are on line %d)", m, strings.Join(labels, " "), s.sweepLine))
+		}
+	}
+	return errors.Join(out...)
 }
 
 func pointErr(pt *Point, err error) error {

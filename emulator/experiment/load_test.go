@@ -130,7 +130,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown field", func(s string) string { return strings.Replace(s, "seed: 1", "seed: 1\nsed: 2", 1) }, []string{"bad.yaml:9:1", `unknown field "sed"`}},
 		{"unknown nested field", func(s string) string { return strings.Replace(s, "mode: mpd,", "mode: mpd, unit: 3,", 1) }, []string{"bad.yaml:11:", `unknown field "unit"`}},
-		{"unknown algorithm", func(s string) string { return strings.Replace(s, "ytest]", "swfit]", 1) }, []string{"bad.yaml:18:", `algorithm "swfit" is not supported`, `"xtest"`, "cc=swfit"}},
+		{"unknown algorithm", func(s string) string { return strings.Replace(s, "ytest]", "swfit]", 1) }, []string{"bad.yaml:14: defaults: cc: algorithm", "bad.yaml:19: flows[1]", `algorithm "swfit" is not supported`, `"xtest"`, "cc=swfit"}},
 		{"time scale zero", func(s string) string { return strings.Replace(s, "time_scale: 100", "time_scale: 0", 1) }, []string{"bad.yaml:4:", "time_scale: must be > 0, got 0"}},
 		{"backend time scale zero", func(s string) string {
 			return strings.Replace(s, "time_scale: 100", "time_scale: 100\nbackend_time_scale: {netns: 0}", 1)
@@ -147,6 +147,7 @@ func TestParseErrors(t *testing.T) {
 		{"dimension mismatch", func(s string) string { return strings.Replace(s, "0.85 * victim.fair_share", "25us", 1) }, []string{"bad.yaml:26:"}},
 		{"timeline two actions", func(s string) string { return strings.Replace(s, "rate: 100Gbps", "rate: 100Gbps, down: true", 1) }, []string{"bad.yaml:21:", "exactly one of"}},
 		{"duplicate flow", func(s string) string { return strings.Replace(s, "name: victim", "name: bulk1", 1) }, []string{"bad.yaml:19:", `"bulk1" already used on line 18`}},
+		{"negative count", func(s string) string { return strings.Replace(s, `count: "${M}"`, "count: -1", 1) }, []string{"bad.yaml:19:", "count: must be ≥ 0, got -1"}},
 		{"count without group", func(s string) string { return strings.Replace(s, "group: bulk, ", "name: bulk, ", 1) }, []string{"count needs a group"}},
 		{"same src dst", func(s string) string { return strings.Replace(s, `dst: "${base}4"`, "dst: h1", 1) }, []string{"bad.yaml:18:", "src and dst are both"}},
 		{"warmup past end", func(s string) string { return strings.Replace(s, "warmup: 2ms", "warmup: 20ms", 1) }, []string{"bad.yaml:6:", "warmup"}},
@@ -182,4 +183,35 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = Parse("fuzz.yaml", b) // must not panic
 	})
+}
+
+// TestParseReportsEveryError checks that one Parse reports every problem of a file, each
+// at its line: entries the decoder rejects (dropped, the rest still checked), bad
+// parameters in defaults (once, where they are written) and what validation finds.
+func TestParseReportsEveryError(t *testing.T) {
+	src := strings.NewReplacer(
+		"seed: 1", "seed: 1\ncolour: blue",
+		"xtest: {gain: 2}", "xtest: {gain: 2, gian: 3}",
+		"start: 0s}", "start: 0s, sise: 3}",
+		"warmup: 2ms", "warmup: 20ms",
+		"mode: mpd", "mode: mdp",
+	).Replace(good)
+	_, err := Parse("bad.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{
+		`bad.yaml:6: warmup: must be in [0, duration=10ms)`,
+		`bad.yaml:9:1: colour: unknown field "colour"`,
+		`bad.yaml:12: switches.*.int.mode: "mdp"`,
+		`bad.yaml:17: defaults.cc_params.xtest (xtest): gian: unknown field "gian"`,
+		`bad.yaml:19:`, `flows[0].sise: unknown field "sise"`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error\n%v\nlacks %q", err, w)
+		}
+	}
+	if n := strings.Count(err.Error(), `unknown field "gian"`); n != 1 {
+		t.Errorf("the bad cc_params entry is reported %d times, want once:\n%v", n, err)
+	}
 }

@@ -1,16 +1,20 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
 
 	"reef/cc"
 	"reef/emulator/expect"
+	"reef/emulator/internal/yamlstrict"
 	"reef/switchd"
 )
 
@@ -19,6 +23,7 @@ const (
 	WorkloadPoisson  = "poisson"
 	WorkloadIncast   = "incast"
 	WorkloadAllToAll = "all-to-all"
+	WorkloadTrace    = "trace"
 )
 
 // scale returns τ on backend (1 when absent).
@@ -89,6 +94,7 @@ func (f *File) validate(file string, src []byte) error {
 		}
 	}
 	names := map[string]int{}
+	seen := map[string]bool{}
 	for i, fl := range f.Flows {
 		where := fmt.Sprintf("flows[%d]", i)
 		if fl.Name != "" {
@@ -121,9 +127,7 @@ func (f *File) validate(file string, src []byte) error {
 		if fl.Size < 0 {
 			errs.add(file, fl.line, "%s.size: must be ≥ 0, got %v", where, fl.Size)
 		}
-		if _, err := f.params(fl.CC, fl.Params); err != nil {
-			errs.add(file, fl.line, "%s: %v", where, err)
-		}
+		f.checkParams(&errs, seen, file, lines, fl.line, where, fl.CC, fl.Params)
 	}
 	for i, w := range f.Workloads {
 		where := fmt.Sprintf("workloads[%d] (%s)", i, w.Kind)
@@ -142,15 +146,23 @@ func (f *File) validate(file string, src []byte) error {
 			if w.Size <= 0 {
 				errs.add(file, w.line, "%s.size: want the message size each sender sends, got %v", where, w.Size)
 			}
+		case WorkloadTrace:
+			if w.Trace == "" {
+				errs.add(file, w.line, "%s.trace: missing; want the trace file (CSV or JSON lines of start, src, dst, size)", where)
+			}
+			if w.CDF != "" || w.Load != 0 || w.Size != 0 || len(w.Hosts)+len(w.Senders)+len(w.Receivers) > 0 || w.Receiver != "" {
+				errs.add(file, w.line, "%s: a trace lists its flows; want no cdf, load, size or hosts", where)
+			}
 		default:
-			errs.add(file, w.line, "workloads[%d].kind: %q; want poisson, incast or all-to-all", i, w.Kind)
+			errs.add(file, w.line, "workloads[%d].kind: %q; want poisson, incast, all-to-all or trace", i, w.Kind)
+		}
+		if w.Kind != WorkloadTrace && w.Trace != "" {
+			errs.add(file, w.line, "%s.trace: only a trace workload (kind: trace) reads a trace file", where)
 		}
 		if w.Start < 0 || (w.Stop != 0 && w.Stop <= w.Start) {
 			errs.add(file, w.line, "%s: want 0 ≤ start < stop, got start %v stop %v", where, w.Start, w.Stop)
 		}
-		if _, err := f.params(w.CC, w.Params); err != nil {
-			errs.add(file, w.line, "%s: %v", where, err)
-		}
+		f.checkParams(&errs, seen, file, lines, w.line, where, w.CC, w.Params)
 	}
 	for i, ev := range f.Timeline {
 		n := 0
@@ -198,6 +210,50 @@ func (f *File) validate(file string, src []byte) error {
 	return errs.err()
 }
 
+// checkParams reports what is wrong with the parameters a flow or workload gets, each
+// problem once: one it inherits unchanged from defaults (no cc or params of its own) is
+// reported at the defaults line, once for the file, not at every flow.
+func (f *File) checkParams(errs *errList, seen map[string]bool, file string, lines []string, line int, where, name string, own Params) {
+	_, err := f.params(name, own)
+	if err == nil {
+		return
+	}
+	if own.node == nil && f.Defaults.CC != "" && (name == "" || name == f.Defaults.CC) {
+		line, where = lineOfNestedKey(lines, "defaults", "cc"), "defaults"
+		if f.Defaults.Params.node != nil {
+			line = lineOf(f.Defaults.Params.node) // where the values were written
+		}
+	}
+	for _, e := range splitErrors(err) {
+		at, what, msg := line, where, e.Error()
+		var le *layerError
+		if errors.As(e, &le) {
+			// a bad entry is reported where it is written, once
+			at, what, msg = le.line, le.layer+" ("+le.cc+")", le.msg
+			if le.layer == "params" {
+				what = where + ".params (" + le.cc + ")"
+			}
+		}
+		key := fmt.Sprintf("%d %s: %s", at, what, msg)
+		if !seen[key] {
+			seen[key] = true
+			errs.add(file, at, "%s: %s", what, msg)
+		}
+	}
+}
+
+// layerError is an entry of one layer of an algorithm's parameters (defaults.params,
+// defaults.cc_params.NAME or a flow's params, written on line) that does not decode.
+type layerError struct {
+	line      int
+	layer, cc string
+	msg       string
+}
+
+func (e *layerError) Error() string {
+	return fmt.Sprintf("%s for %s (line %d): %s", e.layer, e.cc, e.line, e.msg)
+}
+
 // lineOfKey finds the line of a top-level key; validation errors about scalar fields use
 // it (the decoder keeps no positions for them).
 func lineOfKey(lines []string, key string) int {
@@ -207,6 +263,22 @@ func lineOfKey(lines []string, key string) int {
 		}
 	}
 	return 1
+}
+
+// lineOfNestedKey finds the line of key inside the top-level mapping parent (block
+// style), else parent's own line.
+func lineOfNestedKey(lines []string, parent, key string) int {
+	start := lineOfKey(lines, parent)
+	for i := start; i < len(lines); i++ {
+		ln := lines[i]
+		if len(ln) > 0 && ln[0] != ' ' && ln[0] != '#' {
+			break
+		}
+		if strings.HasPrefix(strings.TrimSpace(ln), key+":") {
+			return i + 1
+		}
+	}
+	return start
 }
 
 // ccName resolves a flow's algorithm (its own, else the defaults').
@@ -251,18 +323,42 @@ func (f *File) params(name string, own Params) (cc.Params, error) {
 		what string
 		p    Params
 	}{"params", own})
+	// Each layer decodes over what the previous ones left: a layer's bad entries are
+	// each reported (yamlstrict drops them and decodes the rest) and left out.
+	var errs []error
 	for _, l := range layers {
 		if l.p.node == nil {
 			continue
 		}
-		if err := yaml.NodeToValue(l.p.node, p, strict...); err != nil {
-			return nil, fmt.Errorf("%s for %s (line %d): %s", l.what, name, lineOf(l.p.node), stripPos(err))
+		var next cc.Params
+		layerErrs, complete := yamlstrict.DecodeAll(l.p.node, func(n ast.Node) error {
+			next = cloneParams(p)
+			return yaml.NodeToValue(n, next, strict...)
+		})
+		for _, e := range layerErrs {
+			errs = append(errs, &layerError{line: lineOf(l.p.node), layer: l.what, cc: name, msg: stripPos(e)})
 		}
+		if !complete {
+			return nil, errors.Join(errs...)
+		}
+		p = next
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%s parameters: %w", name, err)
+		errs = append(errs, fmt.Errorf("%s parameters: %w", name, err))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return p, nil
+}
+
+// cloneParams copies a Params struct (parameters are plain values: a shallow copy is
+// a full one).
+func cloneParams(p cc.Params) cc.Params {
+	v := reflect.ValueOf(p).Elem()
+	c := reflect.New(v.Type())
+	c.Elem().Set(v)
+	return c.Interface().(cc.Params)
 }
 
 func stripPos(err error) string {
@@ -273,12 +369,13 @@ func stripPos(err error) string {
 	return msg
 }
 
-// count is the number of flows a spec makes.
+// count is the number of flows a spec makes (none for a negative count, which
+// validate reports).
 func (fl *FlowSpec) count() int {
 	if fl.Count == nil {
 		return 1
 	}
-	return *fl.Count
+	return max(*fl.Count, 0)
 }
 
 // names are the flow names a spec makes.

@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"reef/emulator/plan"
@@ -85,7 +87,13 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		stop = f.Duration.Scale(tau)
 	}
 	var gen []workload.Flow
+	var rows []workload.TraceFlow // a trace's rows, one per flow of gen
 	switch w.Kind {
+	case WorkloadTrace:
+		gen, rows, err = x.trace(w, index, start, tau)
+		if err != nil {
+			return nil, err
+		}
 	case WorkloadPoisson:
 		srcs, err := resolve("senders", w.Senders, hosts)
 		if err != nil {
@@ -120,6 +128,9 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		dsts, err := resolve("receivers", recv, nil)
 		if err != nil {
 			return nil, err
+		}
+		if len(srcs) == 0 || len(dsts) == 0 {
+			return nil, fmt.Errorf("want senders and a receiver (or receivers)")
 		}
 		period := w.Period.Scale(tau)
 		rounds := w.Rounds
@@ -158,7 +169,22 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 	name := f.ccName(w.CC)
 	raw, err := f.scaledParams(name, w.Params, tau)
 	if err != nil {
-		return nil, err
+		return nil, &paramsError{err}
+	}
+	// a trace's flows may name their own algorithms: each gets its parameters as a flow
+	// of the experiment would (the workload's params when it is the workload's cc)
+	params := map[string][]byte{name: raw}
+	var errs []error
+	for _, r := range rows {
+		if _, done := params[r.CC]; r.CC == "" || done {
+			continue
+		}
+		if params[r.CC], err = f.scaledParams(r.CC, Params{}, tau); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: cc: %w", w.Trace, r.Line, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	group := w.group()
 	out := make([]scenario.Flow, 0, len(gen))
@@ -166,13 +192,17 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		if g.Start >= stop {
 			continue
 		}
+		fcc, fraw := name, raw
+		if rows != nil && rows[i].CC != "" {
+			fcc, fraw = rows[i].CC, params[rows[i].CC]
+		}
 		*id++
 		fstop := g.Stop
 		if w.Stop != 0 && (fstop == 0 || fstop > stop) {
 			fstop = stop
 		}
 		out = append(out, scenario.Flow{ID: *id, Name: fmt.Sprintf("%s%d", group, i+1), Group: group,
-			Src: names[g.Src], Dst: names[g.Dst], CC: name, CCParams: raw, Start: g.Start, Stop: fstop, Size: g.Size,
+			Src: names[g.Src], Dst: names[g.Dst], CC: fcc, CCParams: fraw, Start: g.Start, Stop: fstop, Size: g.Size,
 			INTHops: f.Defaults.INTHops, AckEvery: f.Defaults.AckEvery})
 	}
 	return out, nil
@@ -199,4 +229,45 @@ func (x *Experiment) cdf(w *Workload) (*workload.CDF, error) {
 		return nil, fmt.Errorf("cdf: %w", err)
 	}
 	return workload.ParseCDF(w.CDF, b)
+}
+
+// trace reads a trace workload's file (relative to the experiment) and returns its
+// flows in emulator units, starting at start, with the rows they came from. Every bad
+// row is reported: the file's own problems, then hosts the topology lacks and
+// priorities the fabric cannot carry, each as "file:line: field: …".
+func (x *Experiment) trace(w *Workload, hosts map[string]int, start units.Time, tau float64) ([]workload.Flow, []workload.TraceFlow, error) {
+	p := w.Trace
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(x.Path), p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("trace: %w", err)
+	}
+	rows, err := workload.ParseTrace(w.Trace, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(hosts))
+	for h := range hosts {
+		names = append(names, h)
+	}
+	slices.Sort(names)
+	var errs []error
+	gen := make([]workload.Flow, 0, len(rows))
+	for _, r := range rows {
+		for _, e := range [][2]string{{"src", r.Src}, {"dst", r.Dst}} {
+			if _, ok := hosts[e[1]]; !ok {
+				errs = append(errs, fmt.Errorf("%s:%d: %s: no host %q in the topology%s", w.Trace, r.Line, e[0], e[1], suggestHost(e[1], names)))
+			}
+		}
+		if r.Priority != 0 {
+			errs = append(errs, fmt.Errorf("%s:%d: priority: %d; reef's fabric has one traffic class, want 0 (or no priority column)", w.Trace, r.Line, r.Priority))
+		}
+		gen = append(gen, workload.Flow{Src: hosts[r.Src], Dst: hosts[r.Dst], Size: r.Size, Start: start + r.Start.Scale(tau)})
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return gen, rows, nil
 }

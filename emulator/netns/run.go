@@ -53,6 +53,11 @@ type Backend struct {
 // Name returns "netns".
 func (Backend) Name() string { return BackendName }
 
+// Describe says what the backend runs on and needs.
+func (Backend) Describe() string {
+	return "real packets: a network namespace per node, veth links, switchd and hostd daemons (default; needs root)"
+}
+
 // Run executes sc on p in namespaces; see the type's doc. Cancelling ctx stops the run
 // early (the host daemons write what they measured so far) and returns those results with
 // ctx.Err(). The lab is always torn down.

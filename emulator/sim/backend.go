@@ -36,6 +36,11 @@ type Backend struct {
 // Name returns "sim".
 func (Backend) Name() string { return Name }
 
+// Describe says what the backend runs on and needs.
+func (Backend) Describe() string {
+	return "deterministic in-process simulation in virtual time; no root, no namespaces"
+}
+
 // Run wires the plan, runs the scenario to its end in chunks of simulated time (checking
 // ctx and reporting progress between chunks) and returns what was measured. On cancellation it returns the results
 // up to the time reached, with ctx.Err().

@@ -12,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"reef/emulator/internal/yamlstrict"
 )
 
 // Load reads, expands and validates the topology file at path.
@@ -55,15 +57,36 @@ func DecodeNode(file string, node ast.Node) (*Topology, error) {
 	if node == nil {
 		return nil, fmt.Errorf("%s: empty topology", file)
 	}
+	// Every entry the strict decoder rejects is reported, then what resolving and
+	// validating the rest finds, except on lines that already have a decode error.
 	var raw rawFile
-	if err := decodeStrict(node, &raw); err != nil {
-		return nil, yamlError(file, err)
+	decodeErrs, complete := yamlstrict.DecodeAll(node, func(n ast.Node) error {
+		raw = rawFile{}
+		return decodeStrict(n, &raw)
+	})
+	var errs []error
+	bad := map[int]bool{}
+	for _, e := range decodeErrs {
+		errs = append(errs, yamlError(file, e))
+		var ye yaml.Error
+		if errors.As(e, &ye) && ye.GetToken() != nil {
+			bad[ye.GetToken().Position.Line] = true
+		}
+	}
+	if !complete {
+		return nil, joinUnique(errs)
 	}
 	r := &resolver{file: file, root: node, raw: &raw}
 	t := r.resolve()
-	r.errs = append(r.errs, t.validate(false)...)
-	if len(r.errs) > 0 {
-		return nil, joinUnique(r.errs)
+	for _, e := range append(r.errs, t.validate(false)...) {
+		var pe *Error
+		if errors.As(e, &pe) && bad[pe.Line] {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return nil, joinUnique(errs)
 	}
 	return t, nil
 }

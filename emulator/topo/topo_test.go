@@ -59,9 +59,13 @@ func TestParseErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level field", "name: lab\nfoo: 1\n" + small[len("name: lab\n"):],
-			[]string{`f.yaml:2:1: unknown field "foo"`}},
+			[]string{`f.yaml:2:1: foo: unknown field "foo"`}},
 		{"unknown link field", strings.Replace(small, "buffer: 200KB}", "bufer: 200KB}", 1),
 			[]string{`f.yaml:11:`, `unknown field "bufer"`}},
+		{"every unknown field and what else is wrong", "name: lab\nfoo: 1\n" + strings.Replace(strings.Replace(small[len("name: lab\n"):],
+			"buffer: 200KB}", "bufer: 200KB}", 1), "[h2, s2]", "[h2, s9]", 1),
+			[]string{`f.yaml:2:1: foo: unknown field "foo"`, `f.yaml:12:`, `links[2].bufer: unknown field "bufer"`,
+				`f.yaml:11: links[1].b: node "s9" is not defined`}},
 		{"unknown feature field", small + "switches:\n  s1: {ecn: {mode: step, kk: 1KB}}\n",
 			[]string{`f.yaml:13:`, `unknown field "kk"`}},
 		{"brief link with three names", strings.Replace(small, "[h1, s1]", "[h1, s1, s2]", 1),
@@ -364,7 +368,7 @@ topology:
 	if err == nil || !strings.Contains(err.Error(), `exp.yaml:7: classes.bottleneck.rate: must be > 0`) {
 		t.Errorf("ParseAt error = %v; want exp.yaml:7: classes.bottleneck.rate", err)
 	}
-	if _, err := ParseAt("exp.yaml", []byte("name: emb\nfoo: 1\n"), 10); err == nil || !strings.Contains(err.Error(), "exp.yaml:11:1: unknown field") {
+	if _, err := ParseAt("exp.yaml", []byte("name: emb\nfoo: 1\n"), 10); err == nil || !strings.Contains(err.Error(), "exp.yaml:11:1: foo: unknown field") {
 		t.Errorf("ParseAt unknown field = %v; want exp.yaml:11:1", err)
 	}
 }
