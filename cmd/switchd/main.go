@@ -151,15 +151,11 @@ func run(log *slog.Logger) error {
 		dcfg.Ports = append(dcfg.Ports, p.Iface)
 		dcfg.Netns = append(dcfg.Netns, p.Netns)
 	}
-	snapshots := make(chan []shard.Report, 1)
+	var pipe *statsPipe
 	if f.stats != "" && f.interval > 0 {
+		pipe = newStatsPipe(sh)
 		dcfg.Tick = units.Time(f.interval)
-		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) {
-			select {
-			case snapshots <- reports(sh, now, st, false):
-			default: // the writer is behind; skip this snapshot
-			}
-		}
+		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) { pipe.tick(sh, now, st) }
 	}
 	drv, err := afpacket.Open(sh, dcfg)
 	if err != nil {
@@ -186,12 +182,17 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	done := make(chan struct{})
+	files := newStatsFiles(f.stats, cfg)
 	go func() { // the stats writer: off the datapath thread
 		defer close(done)
+		if pipe == nil {
+			return
+		}
 		for {
 			select {
-			case b := <-snapshots:
-				_ = writeReports(f.stats, b)
+			case s := <-pipe.full:
+				_ = files.write(s)
+				pipe.free <- s
 			case <-ctx.Done():
 				return
 			}
@@ -205,7 +206,9 @@ func run(log *slog.Logger) error {
 	now := clock.Now()
 	st := drv.Stats()
 	if f.stats != "" {
-		if werr := writeReports(f.stats, reports(sh, now, &st, true)); werr != nil {
+		s := newSnapshot(sh)
+		s.fill(sh, now, &st, true)
+		if werr := files.write(s); werr != nil {
 			err = errors.Join(err, fmt.Errorf("switchd: stats: %w", werr))
 		}
 	}
@@ -279,30 +282,6 @@ func sampleCap(interval time.Duration) int {
 		return 0
 	}
 	return int(min(10*time.Second/interval, 1<<16))
-}
-
-// reports snapshots every switch's stats Report (on the datapath thread).
-func reports(sh *shard.Shard, now units.Time, st *afpacket.Stats, final bool) []shard.Report {
-	cfg := sh.Config()
-	out := make([]shard.Report, len(cfg.Switches))
-	for i, sc := range cfg.Switches {
-		out[i] = shard.Report{Node: sc.Name, Shard: cfg.Name, Time: now, Final: final, Ports: sh.Switch(i).Stats(), Driver: *st}
-		out[i].Driver.Ports = nil
-		for _, k := range sh.External(i) {
-			out[i].Driver.Ports = append(out[i].Driver.Ports, st.Ports[k])
-		}
-	}
-	return out
-}
-
-// writeReports writes each switch's Report to its stats file.
-func writeReports(pattern string, rs []shard.Report) error {
-	var errs []error
-	for i := range rs {
-		b, _ := json.MarshalIndent(&rs[i], "", "  ") // plain data: cannot fail
-		errs = append(errs, writeFile(strings.ReplaceAll(pattern, "{node}", rs[i].Node), b))
-	}
-	return errors.Join(errs...)
 }
 
 // writeFile replaces path atomically.
