@@ -13,7 +13,9 @@
 // rewritten every --stats-interval with the pipeline's per-port counters and the
 // driver's own, and a last time on exit ("final": true), so tools read live stats from
 // it. With --ready-fd the daemon writes one byte to that fd once its ports are open,
-// then closes it; its parent (reef up) waits for that byte.
+// then closes it; its parent (reef up) waits for that byte. On exit it logs its
+// driver's counters and what the run allocated (run_mallocs, run_alloc_bytes): the
+// daemon runs with the GC off, so nothing it does periodically may allocate.
 //
 // For a run (the netns backend's Backend.Run) it also takes
 //
@@ -39,6 +41,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -162,6 +165,8 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	defer drv.Close()
+	var mem0, mem1 runtime.MemStats // what the run allocated, for the down line
+	runtime.ReadMemStats(&mem0)
 	afpacket.NiceThreads(f.nice)
 	if f.rtPrio > 0 && f.rtAll {
 		// Every runtime thread at the datapath's own priority: when the runtime
@@ -200,6 +205,7 @@ func run(log *slog.Logger) error {
 	}()
 	err = drv.Run(ctx)
 	<-done
+	runtime.ReadMemStats(&mem1)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
@@ -226,7 +232,8 @@ func run(log *slog.Logger) error {
 	}
 	log.Info("switchd down", "shard", cfg.Name, "in_memory_hops", sh.Hops(), "wakeups", st.Wakeups, "timer_wakes", st.TimerWakes,
 		"timer_arms", st.TimerArms, "arm_lead_us_log2", st.ArmLead, "wake_late_us_log2", st.WakeLate,
-		"resumes", st.Resumes, "stalls", st.Stalls, "cpu", st.CPUTime)
+		"resumes", st.Resumes, "stalls", st.Stalls, "cpu", st.CPUTime,
+		"run_mallocs", mem1.Mallocs-mem0.Mallocs, "run_alloc_bytes", mem1.TotalAlloc-mem0.TotalAlloc)
 	return err
 }
 
