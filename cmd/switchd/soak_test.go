@@ -21,8 +21,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"reef/emulator/plan"
-	"reef/emulator/topo"
 	"reef/internal/testenv"
 	"reef/switchd/shard"
 	"reef/wire"
@@ -148,23 +146,12 @@ func soak(t *testing.T, bin string, traffic bool, watch time.Duration) {
 	}
 }
 
-// startDaemon starts bin as the first switch of a dumbbell of 8 hosts a side
-// (topologies/dumbbell.yaml's shape), its ports on veths in a fresh network namespace
+// startDaemon starts bin as the first switch of dumbbellPlan, its ports on veths in a fresh network namespace
 // (the far ends left there, h1's with a raw socket to send on), its stats rewritten
 // every soakStatsInterval. The daemon is killed, and the namespace let go, when t ends.
 func startDaemon(t *testing.T, bin string) *daemon {
 	t.Helper()
-	tp, err := topo.Parse("dumbbell.yaml", []byte(`name: t
-defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
-generator: {kind: dumbbell, hosts: 8}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := dumbbellPlan(t)
 	cfg := p.Switches[0].Config
 	if cfg.Name != "s1" {
 		t.Fatalf("the dumbbell's first switch is %s, want s1", cfg.Name)

@@ -13,11 +13,10 @@ import (
 	"reef/units"
 )
 
-// testShard is a shard of one switch of a dumbbell of 8 hosts a side
-// (topologies/dumbbell.yaml's shape), every port external.
-func testShard(t *testing.T) *shard.Shard {
+// dumbbellPlan plans a dumbbell of 8 hosts a side (topologies/dumbbell.yaml's shape).
+func dumbbellPlan(t *testing.T) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse("t.yaml", []byte(`name: t
+	tp, err := topo.Parse("dumbbell.yaml", []byte(`name: t
 defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
 generator: {kind: dumbbell, hosts: 8}
 `))
@@ -28,7 +27,13 @@ generator: {kind: dumbbell, hosts: 8}
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := shard.Single(p.Switches[0].Config)
+	return p
+}
+
+// testShard is a shard of the dumbbell's first switch, every port external.
+func testShard(t *testing.T) *shard.Shard {
+	t.Helper()
+	sc := shard.Single(dumbbellPlan(t).Switches[0].Config)
 	sh, err := shard.New(&sc, shard.Run{})
 	if err != nil {
 		t.Fatal(err)
