@@ -211,11 +211,15 @@ func (t *Time) UnmarshalText(b []byte) error {
 }
 
 // MarshalText writes t in the form ParseTime reads.
-func (t Time) MarshalText() ([]byte, error) {
+func (t Time) MarshalText() ([]byte, error) { return t.AppendText(nil) }
+
+// AppendText appends what MarshalText writes to b (encoding.TextAppender): a writer
+// that reuses its buffer allocates nothing.
+func (t Time) AppendText(b []byte) ([]byte, error) {
 	if t == Never {
-		return nil, fmt.Errorf("units: cannot write an infinite time")
+		return b, fmt.Errorf("units: cannot write an infinite time")
 	}
-	return []byte(strconv.FormatInt(int64(t), 10) + "ns"), nil
+	return append(strconv.AppendInt(b, int64(t), 10), "ns"...), nil
 }
 
 // UnmarshalText lets Bytes fields decode from strings such as "100KB".
@@ -229,8 +233,11 @@ func (b *Bytes) UnmarshalText(s []byte) error {
 }
 
 // MarshalText writes b in the form ParseBytes reads.
-func (b Bytes) MarshalText() ([]byte, error) {
-	return []byte(strconv.FormatInt(int64(b), 10)), nil
+func (b Bytes) MarshalText() ([]byte, error) { return b.AppendText(nil) }
+
+// AppendText appends what MarshalText writes to dst (encoding.TextAppender).
+func (b Bytes) AppendText(dst []byte) ([]byte, error) {
+	return strconv.AppendInt(dst, int64(b), 10), nil
 }
 
 // UnmarshalText lets Rate fields decode from strings such as "100Mbps".
@@ -244,8 +251,11 @@ func (r *Rate) UnmarshalText(s []byte) error {
 }
 
 // MarshalText writes r in the form ParseRate reads.
-func (r Rate) MarshalText() ([]byte, error) {
-	return []byte(strconv.FormatInt(int64(r), 10) + "bps"), nil
+func (r Rate) MarshalText() ([]byte, error) { return r.AppendText(nil) }
+
+// AppendText appends what MarshalText writes to b (encoding.TextAppender).
+func (r Rate) AppendText(b []byte) ([]byte, error) {
+	return append(strconv.AppendInt(b, int64(r), 10), "bps"...), nil
 }
 
 func splitUnit(s string) (num, unit string) {

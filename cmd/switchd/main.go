@@ -13,7 +13,9 @@
 // rewritten every --stats-interval with the pipeline's per-port counters and the
 // driver's own, and a last time on exit ("final": true), so tools read live stats from
 // it. With --ready-fd the daemon writes one byte to that fd once its ports are open,
-// then closes it; its parent (reef up) waits for that byte.
+// then closes it; its parent (reef up) waits for that byte. On exit it logs its
+// driver's counters and what the run allocated (run_mallocs, run_alloc_bytes): the
+// daemon runs with the GC off, so nothing it does periodically may allocate.
 //
 // For a run (the netns backend's Backend.Run) it also takes
 //
@@ -39,6 +41,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -151,21 +154,19 @@ func run(log *slog.Logger) error {
 		dcfg.Ports = append(dcfg.Ports, p.Iface)
 		dcfg.Netns = append(dcfg.Netns, p.Netns)
 	}
-	snapshots := make(chan []shard.Report, 1)
+	var pipe *statsPipe
 	if f.stats != "" && f.interval > 0 {
+		pipe = newStatsPipe(sh)
 		dcfg.Tick = units.Time(f.interval)
-		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) {
-			select {
-			case snapshots <- reports(sh, now, st, false):
-			default: // the writer is behind; skip this snapshot
-			}
-		}
+		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) { pipe.tick(sh, now, st) }
 	}
 	drv, err := afpacket.Open(sh, dcfg)
 	if err != nil {
 		return err
 	}
 	defer drv.Close()
+	var mem0, mem1 runtime.MemStats // what the run allocated, for the down line
+	runtime.ReadMemStats(&mem0)
 	afpacket.NiceThreads(f.nice)
 	if f.rtPrio > 0 && f.rtAll {
 		// Every runtime thread at the datapath's own priority: when the runtime
@@ -186,12 +187,17 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	done := make(chan struct{})
+	files := newStatsFiles(f.stats, cfg)
 	go func() { // the stats writer: off the datapath thread
 		defer close(done)
+		if pipe == nil {
+			return
+		}
 		for {
 			select {
-			case b := <-snapshots:
-				_ = writeReports(f.stats, b)
+			case s := <-pipe.full:
+				_ = files.write(s)
+				pipe.free <- s
 			case <-ctx.Done():
 				return
 			}
@@ -199,13 +205,16 @@ func run(log *slog.Logger) error {
 	}()
 	err = drv.Run(ctx)
 	<-done
+	runtime.ReadMemStats(&mem1)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	now := clock.Now()
 	st := drv.Stats()
 	if f.stats != "" {
-		if werr := writeReports(f.stats, reports(sh, now, &st, true)); werr != nil {
+		s := newSnapshot(sh)
+		s.fill(sh, now, &st, true)
+		if werr := files.write(s); werr != nil {
 			err = errors.Join(err, fmt.Errorf("switchd: stats: %w", werr))
 		}
 	}
@@ -223,7 +232,8 @@ func run(log *slog.Logger) error {
 	}
 	log.Info("switchd down", "shard", cfg.Name, "in_memory_hops", sh.Hops(), "wakeups", st.Wakeups, "timer_wakes", st.TimerWakes,
 		"timer_arms", st.TimerArms, "arm_lead_us_log2", st.ArmLead, "wake_late_us_log2", st.WakeLate,
-		"resumes", st.Resumes, "stalls", st.Stalls, "cpu", st.CPUTime)
+		"resumes", st.Resumes, "stalls", st.Stalls, "cpu", st.CPUTime,
+		"run_mallocs", mem1.Mallocs-mem0.Mallocs, "run_alloc_bytes", mem1.TotalAlloc-mem0.TotalAlloc)
 	return err
 }
 
@@ -279,30 +289,6 @@ func sampleCap(interval time.Duration) int {
 		return 0
 	}
 	return int(min(10*time.Second/interval, 1<<16))
-}
-
-// reports snapshots every switch's stats Report (on the datapath thread).
-func reports(sh *shard.Shard, now units.Time, st *afpacket.Stats, final bool) []shard.Report {
-	cfg := sh.Config()
-	out := make([]shard.Report, len(cfg.Switches))
-	for i, sc := range cfg.Switches {
-		out[i] = shard.Report{Node: sc.Name, Shard: cfg.Name, Time: now, Final: final, Ports: sh.Switch(i).Stats(), Driver: *st}
-		out[i].Driver.Ports = nil
-		for _, k := range sh.External(i) {
-			out[i].Driver.Ports = append(out[i].Driver.Ports, st.Ports[k])
-		}
-	}
-	return out
-}
-
-// writeReports writes each switch's Report to its stats file.
-func writeReports(pattern string, rs []shard.Report) error {
-	var errs []error
-	for i := range rs {
-		b, _ := json.MarshalIndent(&rs[i], "", "  ") // plain data: cannot fail
-		errs = append(errs, writeFile(strings.ReplaceAll(pattern, "{node}", rs[i].Node), b))
-	}
-	return errors.Join(errs...)
 }
 
 // writeFile replaces path atomically.

@@ -225,26 +225,7 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 	if interval <= 0 {
 		interval = units.Millisecond
 	}
-	var (
-		stats       []hostd.FlowStats
-		sampledDone = make([][]bool, len(members)) // a finished flow gets one last sample
-	)
-	for k, m := range members {
-		sampledDone[k] = make([]bool, len(m.Job.Flows))
-	}
-	sample := func(now units.Time) {
-		for k, h := range node.hosts {
-			stats = h.AppendFlowStats(stats[:0])
-			for i := range stats {
-				s := &stats[i]
-				if !s.Started || sampledDone[k][i] {
-					continue
-				}
-				sampledDone[k][i] = s.Done
-				outs[k].Flows[i].Samples = append(outs[k].Flows[i].Samples, results.FlowSampleOf(now, s))
-			}
-		}
-	}
+	sampler := newFlowSampler(node.hosts, outs)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	drv, err := afpacket.Open(node, afpacket.Config{
@@ -258,7 +239,7 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 		Tick:       interval,
 		Until:      until,
 		OnTick: func(now units.Time, _ *afpacket.Stats) {
-			sample(now)
+			sampler.sample(now)
 			if now >= until {
 				cancel()
 			}
@@ -275,7 +256,7 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 		return nil, fmt.Errorf("hostd %s: %w", members[0].Job.Host.Name, err)
 	}
 	now := clock.Now()
-	sample(now)
+	sampler.sample(now)
 	st := drv.Stats()
 	for k, h := range node.hosts {
 		out := outs[k]
@@ -286,6 +267,38 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 		out.Skew = results.LatenessOf(h.Skew())
 	}
 	return outs, nil
+}
+
+// flowSampler samples every started flow of a group's hosts into their outputs, on the
+// datapath thread every sample interval. The daemon runs with the GC off: it allocates
+// nothing but the room the samples it appends (the run's data) take.
+type flowSampler struct {
+	hosts []*hostd.Host
+	outs  []*Output
+	stats []hostd.FlowStats // reused
+	done  [][]bool          // a finished flow gets one last sample
+}
+
+func newFlowSampler(hosts []*hostd.Host, outs []*Output) *flowSampler {
+	s := &flowSampler{hosts: hosts, outs: outs, done: make([][]bool, len(hosts))}
+	for k := range hosts {
+		s.done[k] = make([]bool, len(outs[k].Flows))
+	}
+	return s
+}
+
+func (s *flowSampler) sample(now units.Time) {
+	for k, h := range s.hosts {
+		s.stats = h.AppendFlowStats(s.stats[:0])
+		for i := range s.stats {
+			st := &s.stats[i]
+			if !st.Started || s.done[k][i] {
+				continue
+			}
+			s.done[k][i] = st.Done
+			s.outs[k].Flows[i].Samples = append(s.outs[k].Flows[i].Samples, results.FlowSampleOf(now, st))
+		}
+	}
 }
 
 // build makes job's host with its flows, and its output with the flows' records.

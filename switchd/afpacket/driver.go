@@ -217,6 +217,14 @@ func (d *Driver) Stats() Stats {
 	return s
 }
 
+// tick is Run's periodic work: it resyncs the clock and hands OnTick the counters. It
+// allocates nothing (the daemons run with the GC off), nor should OnTick.
+func (d *Driver) tick(now units.Time) {
+	d.cfg.Clock.Resync()
+	d.snapshot()
+	d.cfg.OnTick(now, &d.stats)
+}
+
 func (d *Driver) snapshot() {
 	for i, p := range d.ports {
 		p.pollRingDrops()
@@ -372,9 +380,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		}
 		if now >= nextTick {
-			d.cfg.Clock.Resync()
-			d.snapshot()
-			d.cfg.OnTick(now, &d.stats)
+			d.tick(now)
 			nextTick = now + d.cfg.Tick
 		}
 		next := d.node.NextDeadline()

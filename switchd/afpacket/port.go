@@ -308,8 +308,13 @@ func (p *Port) Write(frame []byte) error {
 // pollRingDrops adds the kernel's drop count since the last call (PACKET_STATISTICS
 // resets on read).
 func (p *Port) pollRingDrops() {
-	st, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
-	if err == nil {
+	// unix.GetsockoptTpacketStats returns a new TpacketStats: one allocation per port
+	// per stats tick, never freed with the GC off. This reads into the stack.
+	var st unix.TpacketStats
+	n := uint32(unix.SizeofTpacketStats)
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(p.fd), unix.SOL_PACKET, unix.PACKET_STATISTICS,
+		uintptr(unsafe.Pointer(&st)), uintptr(unsafe.Pointer(&n)), 0)
+	if errno == 0 {
 		p.ringDrops += uint64(st.Drops)
 	}
 }
