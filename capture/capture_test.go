@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"reef/afpacket"
 	"reef/internal/testenv"
-	"reef/switchd/afpacket"
 	"reef/units"
 	"reef/wire"
 )

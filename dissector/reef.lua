@@ -87,7 +87,7 @@ end
 DissectorTable.get("udp.port"):add(5140, reef)
 
 -- The release trailer reef's daemons append after the IP packet of every IPv4 frame
--- they send (switchd/afpacket trailer.go): the frame's Due, CLOCK_MONOTONIC ns (8 bytes,
+-- they send (afpacket trailer.go): the frame's Due, CLOCK_MONOTONIC ns (8 bytes,
 -- big endian), then the magic 0x524545F1. Without this, Wireshark shows those 12 bytes
 -- as an Ethernet trailer of another vendor's (vssmonitoring).
 local trailer = Proto("reef_trailer", "reef release trailer")

@@ -10,7 +10,7 @@
 //   - the sim (emulator/sim) wires every node of a lab into one Fabric and runs it in
 //     virtual time (Run);
 //   - a shard (cmd/switchd with several switches) wires a part of the lab into one
-//     Fabric, whose external ports are real veths: its I/O driver (switchd/afpacket)
+//     Fabric, whose external ports are real veths: its I/O driver (afpacket)
 //     hands it the frames that arrive (Receive), asks when it next has work
 //     (NextDeadline) and takes the frames that leave (Poll), against the real clock.
 //     Frames between two switches of the shard never leave the process.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"reef/afpacket"
 	"reef/hostd/transport"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 	"reef/wire"
 )

@@ -32,9 +32,9 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"reef/afpacket"
 	_ "reef/cc/all"
 	"reef/hostd/daemon"
-	"reef/switchd/afpacket"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 // Command switchd is one reef switch daemon: it runs a shard (switchd/shard), one or
 // more switches wired in memory, opens the shard's external ports with the AF_PACKET
-// driver (switchd/afpacket), each in its own network namespace, and forwards until
+// driver (afpacket), each in its own network namespace, and forwards until
 // SIGTERM or SIGINT.
 //
 // # Usage
@@ -47,8 +47,8 @@ import (
 	"syscall"
 	"time"
 
+	"reef/afpacket"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/switchd/shard"
 	"reef/units"
 )

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"reef/afpacket"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/switchd/shard"
 	"reef/units"
 )

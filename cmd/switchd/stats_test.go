@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"reef/afpacket"
 	"reef/emulator/plan"
 	"reef/emulator/topo"
-	"reef/switchd/afpacket"
 	"reef/switchd/shard"
 	"reef/units"
 )

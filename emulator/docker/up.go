@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"reef/afpacket"
 	"reef/emulator"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
-	"reef/switchd/afpacket"
 )
 
 // Labels every container of a lab carries; Down finds a lab's containers by LabelLab.

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"reef/afpacket"
 	"reef/emulator/plan"
-	"reef/switchd/afpacket"
 	"reef/wire"
 )
 

@@ -135,7 +135,7 @@ func nsInterfaces(ns string) ([]string, error) {
 // daemon that sends with PACKET_QDISC_BYPASS (switchd, hostd) bypasses the taps, so its
 // own transmissions show only on the far end of the link: capture a host to see what
 // its switch sent it (data with INT at a receiver, ACKs at a sender). Frames are written
-// whole, release trailer included (switchd/afpacket): a capture shows the Due each frame
+// whole, release trailer included (afpacket): a capture shows the Due each frame
 // carried. Frames the socket had to drop are logged (slog).
 func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error) {
 	fd, err := openNamed(NSName(lab, t.Node))

@@ -1,6 +1,6 @@
 // Package netns is reef's default backend: it brings a plan (emulator/plan) up as real
 // network namespaces wired by veth pairs, with one switchd daemon per switch forwarding
-// through AF_PACKET (switchd/afpacket), so ordinary traffic (ping, iperf3, kernel TCP)
+// through AF_PACKET (afpacket), so ordinary traffic (ping, iperf3, kernel TCP)
 // and reef's own transport cross emulated links at their configured rate, delay and
 // buffer. It sits after the planner in reef's flow: topo → plan → netns → daemons.
 //

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"reef/afpacket"
 	"reef/emulator"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
@@ -22,7 +23,6 @@ import (
 	"reef/emulator/topo"
 	"reef/internal/testenv"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 	"reef/wire"
 )
@@ -51,7 +51,7 @@ switches:
 // h3 → h4 (s3 only).
 //
 // Captures of every node show every frame each switch sent, with the Due it carried in
-// its release trailer (switchd/afpacket). switchd stamps a record when it schedules the
+// its release trailer (afpacket). switchd stamps a record when it schedules the
 // packet's departure (switchd.Switch.depart), after counting the packet: so at port P
 //
 //   - TxBytes is P's cumulative transmitted bytes with this packet included: the sum of

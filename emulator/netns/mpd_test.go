@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"reef/afpacket"
 	"reef/emulator"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
@@ -16,7 +17,6 @@ import (
 	"reef/emulator/topo"
 	"reef/internal/testenv"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 	"reef/wire"
 )

@@ -1,11 +1,11 @@
 package netns
 
-import "reef/switchd/afpacket"
+import "reef/afpacket"
 
 // DeviceMTU is the MTU every lab veth gets for a link of MTU mtu (0: 1500): the link's
 // MTU plus afpacket.TrailerLen, the release trailer reef daemons append to the IPv4
 // frames they send (the next daemon reads the frame's computed release time from it;
-// see switchd/afpacket/trailer.go). veth drops frames whose L3 size exceeds the
+// see afpacket/trailer.go). veth drops frames whose L3 size exceeds the
 // receiving device's MTU, so a full-size packet plus trailer needs the extra bytes on
 // both ends of every link. Hosts' kernels keep sending at the link's MTU: their route
 // into the lab is locked to it (SetupHost), and their advertised MSS follows it.

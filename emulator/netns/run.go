@@ -15,13 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"reef/afpacket"
 	"reef/emulator"
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/hostd"
 	"reef/hostd/daemon"
-	"reef/switchd/afpacket"
 	"reef/switchd/shard"
 	"reef/units"
 )

@@ -22,9 +22,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"reef/afpacket"
 	"reef/emulator"
 	"reef/emulator/plan"
-	"reef/switchd/afpacket"
 	"reef/switchd/shard"
 	"reef/units"
 )

@@ -18,7 +18,7 @@
 // each frame's NIC Due in a release trailer (so the first switch computes from when the
 // NIC was due to send, not from when this daemon got round to it), and a reef frame
 // from the last switch reaches the host at the Due its trailer carries, so RTT samples
-// and ECN/INT feedback are free of the last hop's release jitter (see switchd/afpacket).
+// and ECN/INT feedback are free of the last hop's release jitter (see afpacket).
 package daemon
 
 import (
@@ -29,13 +29,13 @@ import (
 	"net"
 	"os"
 
+	"reef/afpacket"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/hostd"
 	"reef/hostd/transport"
 	"reef/internal/hist"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 	"reef/wire"
 )

@@ -1,7 +1,7 @@
 // Package shard is what one switch daemon runs: a set of switches (switchd.Switch)
 // wired on one in-memory fabric (reef/fabric), with the links between them carried in
 // memory and the rest of their ports on real interfaces. It contains no networking code
-// and never reads a clock: the daemon's I/O driver (switchd/afpacket) hands it the
+// and never reads a clock: the daemon's I/O driver (afpacket) hands it the
 // frames that arrive on the external ports and takes the frames that leave, against
 // the real clock; the shard fires every switch, sample and timeline event at its own
 // computed time, exactly as the sim would.

@@ -1,9 +1,9 @@
 package shard
 
 import (
+	"reef/afpacket"
 	"reef/emulator/results"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 )
 

@@ -4,9 +4,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"reef/afpacket"
 	"reef/internal/hist"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 )
 

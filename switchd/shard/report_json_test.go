@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"reef/afpacket"
 	"reef/switchd"
-	"reef/switchd/afpacket"
 	"reef/units"
 )
 

@@ -25,7 +25,7 @@ type Run struct {
 
 // Shard is a running shard: its switches wired on one fabric, plus the run's sampler
 // and timeline, which fire on the fabric's engine in time order with the frames. It
-// is the I/O driver's node (switchd/afpacket: Receive, NextDeadline, Poll) and, like
+// is the I/O driver's node (afpacket: Receive, NextDeadline, Poll) and, like
 // the fabric, never reads a clock. Not safe for concurrent use.
 type Shard struct {
 	cfg   *Config

@@ -1,6 +1,7 @@
-// Package afpacket is the I/O driver of one reef switch on Linux: it moves frames between
-// the switch's veth ports and the sans-I/O pipeline (switchd.Switch, or anything with the
-// node contract's three methods) and releases each frame when the pipeline's computed
+// Package afpacket is the I/O driver of reef's daemons on Linux: it moves frames between
+// a daemon's veth ports (each in its own namespace, if need be) and its sans-I/O node (a
+// switch daemon's shard, a host daemon's group of hosts, or anything with the node
+// contract's three methods) and releases each frame when the node's computed
 // schedule says it is due.
 //
 // Where it sits in the flow:
