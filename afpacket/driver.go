@@ -186,7 +186,7 @@ func Open(node Node, cfg Config) (*Driver, error) {
 		if cfg.Netns != nil {
 			ns = cfg.Netns[i]
 		}
-		p, err := openPortIn(ns, name, cfg.Port)
+		p, err := OpenPortIn(ns, name, cfg.Port)
 		if err != nil {
 			d.Close()
 			return nil, err

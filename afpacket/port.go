@@ -52,9 +52,9 @@ type PortOptions struct {
 	QdiscBypass bool
 }
 
-// openPortIn opens interface name in the network namespace at path nsPath ("": the
+// OpenPortIn opens interface name in the network namespace at path nsPath ("": the
 // calling thread's own); the socket stays in that namespace.
-func openPortIn(nsPath, name string, o PortOptions) (p *Port, err error) {
+func OpenPortIn(nsPath, name string, o PortOptions) (p *Port, err error) {
 	err = InNetns(nsPath, func() error {
 		p, err = OpenPort(name, o)
 		return err
@@ -344,6 +344,9 @@ type PortStats struct {
 	// SocketErrors counts errors the socket reported through epoll (cleared).
 	SocketErrors uint64 `json:"socket_errors"`
 }
+
+// Stats returns the port's counters (the driver's, when a Driver owns the port).
+func (p *Port) Stats() PortStats { return p.stats() }
 
 func (p *Port) stats() PortStats {
 	return PortStats{Name: p.Name, RxFrames: p.rxFrames, RxBytes: p.rxBytes, RxTruncated: p.rxTruncated,
