@@ -100,7 +100,8 @@ const runTemplate = `<!DOCTYPE html>
 <p class="paper">Every daemon computes its schedule and carries it to the next, so lateness alone does not change what is measured. The verdict is <i>degraded</i> when a port's or host's p99 skew exceeds {{num .S.Fidelity.Threshold}} packet time(s) (an MTU at its rate; at a host, a tenth of its flows' base RTT if that is more): the emulator then reordered packets by more than their own length, or acted on feedback later than a real host would.</p></div>
 <div class="card"><h2>Laptop figures and the paper's</h2>
 {{if scaled .S.TimeScale}}<p>This run used time scale τ = {{num .S.TimeScale}}: every rate is the paper's divided by τ and every time multiplied by τ, so BDPs in packets, targets in packet times, buffers and message sizes in bytes stay the same. A goodput of G here stands for G × {{num .S.TimeScale}} in the paper, a delay of D for D / {{num .S.TimeScale}}. The tables give both (paper units in grey); the plots are in emulator units.</p>
-{{else}}<p>This run used no time scale (τ = 1): its figures are directly in the paper's units, except that the topology itself may be smaller.</p>{{end}}</div>
+{{else}}<p>This run used no time scale (τ = 1): its figures are directly in the paper's units, except that the topology itself may be smaller.</p>{{end}}
+{{if .S.TimeScaleFlag}}<p>τ was set on the command line (reef run {{.S.TimeScaleFlag}} {{num .S.TimeScale}}); the experiment file gives τ = {{num .S.FileTimeScale}}.</p>{{end}}</div>
 </div>
 </main>
 <section class="tables">

@@ -112,7 +112,12 @@ type Summary struct {
 	Backend string `json:"backend"`
 	// TimeScale is τ: paper time = emulator time / τ, paper rate = emulator rate × τ.
 	TimeScale float64 `json:"time_scale"`
-	Seed      uint64  `json:"seed"`
+	// TimeScaleFlag names the reef run flag that set TimeScale in place of the
+	// experiment file's FileTimeScale (empty, and FileTimeScale 0, when the file's
+	// value held).
+	TimeScaleFlag string  `json:"time_scale_flag,omitempty"`
+	FileTimeScale float64 `json:"file_time_scale,omitempty"`
+	Seed          uint64  `json:"seed"`
 	// DurationUS is the emulated time covered; WindowUS the measurement window
 	// [from, to) every steady-state metric uses.
 	DurationUS float64    `json:"duration_us"`
@@ -372,7 +377,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 	}
 	s := &Summary{
 		Experiment: in.Experiment, Run: sc.Name, Vars: in.Vars, Paper: in.Paper, Backend: run.Backend,
-		TimeScale: sc.TimeScale, Seed: sc.Seed,
+		TimeScale: sc.TimeScale, TimeScaleFlag: sc.TimeScaleFlag, FileTimeScale: sc.FileTimeScale, Seed: sc.Seed,
 		DurationUS: run.Duration.Microseconds(), WallTimeUS: run.WallTime.Microseconds(), Attempts: attempts(run.Attempts),
 		WindowUS: [2]float64{from.Microseconds(), to.Microseconds()},
 		in:       in,

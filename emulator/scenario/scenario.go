@@ -23,6 +23,11 @@ type Scenario struct {
 	Seed uint64 `json:"seed"`
 	// TimeScale is τ, kept for reports: paper time = emulator time / τ.
 	TimeScale float64 `json:"time_scale"`
+	// TimeScaleFlag names the reef run flag that set TimeScale in place of the
+	// experiment file's FileTimeScale ("--time-scale", "--backend-time-scale"); both
+	// are empty when the file's value held.
+	TimeScaleFlag string  `json:"time_scale_flag,omitempty"`
+	FileTimeScale float64 `json:"file_time_scale,omitempty"`
 	// Duration is how long the run lasts from time 0.
 	Duration units.Time `json:"duration"`
 	// Warmup is excluded from steady-state metrics (the measurement window is
