@@ -115,6 +115,7 @@ const runTemplate = `<!DOCTYPE html>
 <td class="n">{{if .FCTUS}}{{us (deref .FCTUS)}} ({{num (deref .Slowdown)}}×){{else}}–{{end}}</td></tr>
 {{end}}</table>
 {{if gt .Hidden 0}}<p class="paper">{{.Hidden}} more flows are in summary.json.</p>{{end}}
+{{if .S.FairShareMethod}}<p class="paper">Fair shares are max-min over the paths each flow took; where a switch had a choice of ports: {{.S.FairShareMethod}}.</p>{{end}}
 <h2>Groups</h2>
 <table><tr><th>group</th><th>flows</th><th>goodput</th><th>fair share</th><th>Jain</th><th>RTT p50 / p99</th><th>FCT slowdown p50 / p99</th></tr>
 {{range .S.Groups}}<tr><td>{{.Name}}</td><td class="n">{{.Flows}}</td><td class="n">{{rate .GoodputBps}}</td><td class="n">{{rate .FairShareBps}}</td><td class="n">{{if .Jain}}{{num (deref .Jain)}}{{else}}–{{end}}</td>

@@ -118,6 +118,10 @@ type Summary struct {
 	TimeScaleFlag string  `json:"time_scale_flag,omitempty"`
 	FileTimeScale float64 `json:"file_time_scale,omitempty"`
 	Seed          uint64  `json:"seed"`
+	// FairShareMethod says how the max-min oracle placed the flows where a switch had a
+	// choice of ports (plan.Placement): each flow's fair share is computed on the paths
+	// it took.
+	FairShareMethod string `json:"fair_share_method"`
 	// DurationUS is the emulated time covered; WindowUS the measurement window
 	// [from, to) every steady-state metric uses.
 	DurationUS float64    `json:"duration_us"`
@@ -475,8 +479,11 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	// shares runs the oracle over the flows idx (sorted), cached by set.
+	// shares runs the oracle over the flows idx (sorted), cached by set; placed
+	// gathers how the oracle placed them.
 	cache := map[string]map[int]units.Rate{}
+	var placed plan.Placement
+	defer func() { s.FairShareMethod = placed.String() }()
 	shares := func(idx []int) (map[int]units.Rate, error) {
 		key := fmt.Sprint(idx)
 		if r, ok := cache[key]; ok {
@@ -484,12 +491,15 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 		fe := make([]metrics.FlowEnds, len(idx))
 		for k, i := range idx {
-			fe[k] = metrics.FlowEnds{Src: run.Flows[i].Src, Dst: run.Flows[i].Dst, Active: true, Demand: demand(byID[run.Flows[i].ID])}
+			rf := &run.Flows[i]
+			fe[k] = metrics.FlowEnds{Src: rf.Src, Dst: rf.Dst, Active: true, Demand: demand(byID[rf.ID]),
+				ID: rf.ID, Repaths: rf.Repaths, Egress: rf.Egress}
 		}
-		r, err := metrics.FairShares(p, fe)
+		r, how, err := metrics.FairShares(p, fe)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
+		placed |= how
 		m := make(map[int]units.Rate, len(idx))
 		for k, i := range idx {
 			m[i] = r[k]

@@ -65,8 +65,23 @@ type Flow struct {
 	// Spurious counts the retransmissions later shown unnecessary (reordering).
 	Spurious int64 `json:"spurious_retransmits"`
 	Timeouts int64 `json:"timeouts"`
+	// Repaths counts the path changes the flow's algorithm asked for (each moved its
+	// 5-tuple, so ECMP may hash it elsewhere).
+	Repaths int64 `json:"repaths,omitempty"`
+	// Egress is the flow's data frames per switch egress port, where the backend
+	// measured them (the sim does): the paths the flow actually took, which the
+	// max-min oracle follows at switches whose choice depends on time (flowlet,
+	// adaptive). Ports are in the plan's order; ports the flow never used are left out.
+	Egress []PortFrames `json:"egress,omitempty"`
 	// Samples is the flow's time series, one per sample interval while it was active.
 	Samples []FlowSample `json:"samples"`
+}
+
+// PortFrames counts one flow's data frames through one switch egress port.
+type PortFrames struct {
+	Switch string `json:"switch"`
+	Port   int    `json:"port"`
+	Frames int64  `json:"frames"`
 }
 
 // FlowSample is one sample of a flow's state.

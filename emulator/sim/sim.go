@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"reef/emulator/plan"
 	"reef/emulator/results"
@@ -12,6 +13,7 @@ import (
 	"reef/hostd/transport"
 	"reef/switchd"
 	"reef/units"
+	"reef/wire"
 )
 
 // Sim is one lab wired on an Engine: a switchd.Switch per switch and a hostd.Host per
@@ -33,6 +35,8 @@ type Sim struct {
 	pstats   []switchd.PortStats
 	depths   []switchd.Depth
 	paths    map[pathKey]pathVal
+	// portBase[i] is the index in ports of port 0 of the fabric's node i (a switch).
+	portBase []int
 }
 
 type flowRec struct {
@@ -40,6 +44,14 @@ type flowRec struct {
 	host *hostd.Host
 	// idx is the flow's position in its host's FlowStats.
 	idx int
+	// egress counts the flow's data frames per switch egress port (an index into
+	// Sim.ports), in first-use order: a flow uses few ports, so a scan finds them.
+	egress []portCount
+}
+
+type portCount struct {
+	port   int
+	frames int64
 }
 
 type portRef struct {
@@ -108,11 +120,14 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 			return nil, fmt.Errorf("sim: link %d: %w", i, err)
 		}
 	}
+	s.portBase = make([]int, len(s.switches)+len(s.hosts))
 	for _, n := range s.switches {
+		s.portBase[n.Index()] = len(s.portRef)
 		for i := range n.Switch().NumPorts() {
 			s.portRef = append(s.portRef, portRef{n, i})
 		}
 	}
+	s.fab.SetEgress(s.countEgress)
 	cfgByName := map[string]*switchd.Config{}
 	for i := range p.Switches {
 		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
@@ -292,6 +307,27 @@ func (s *Sim) sample(now units.Time) {
 	}
 }
 
+// countEgress counts a data frame switch n sends on port against its flow: the paths
+// each flow took (results.Flow.Egress).
+func (s *Sim) countEgress(n *fabric.Node, port int, frame []byte) {
+	v, ok := wire.Classify(frame)
+	if !ok || !v.IsReef() || v.Type() != wire.TypeData {
+		return
+	}
+	fi, ok := s.flowIdx[v.FlowID()]
+	if !ok {
+		return
+	}
+	f, k := &s.flows[fi], s.portBase[n.Index()]+port
+	for i := range f.egress {
+		if f.egress[i].port == k {
+			f.egress[i].frames++
+			return
+		}
+	}
+	f.egress = append(f.egress, portCount{k, 1})
+}
+
 // Tap makes t see the frames crossing port of node (a switch's port index; a host's
 // only port is 0); port -1 taps every port of the node.
 func (s *Sim) Tap(node string, port int, t fabric.Tap) error {
@@ -345,7 +381,14 @@ func (s *Sim) Results() *results.Run {
 		}
 	}
 	for _, f := range s.flows {
-		run.Flows = append(run.Flows, f.res)
+		r := f.res
+		egress := slices.Clone(f.egress)
+		slices.SortFunc(egress, func(a, b portCount) int { return a.port - b.port })
+		for _, e := range egress {
+			ref := s.portRef[e.port]
+			r.Egress = append(r.Egress, results.PortFrames{Switch: ref.sw.Name(), Port: ref.port, Frames: e.frames})
+		}
+		run.Flows = append(run.Flows, r)
 	}
 	k := 0
 	for _, n := range s.switches {
