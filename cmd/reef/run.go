@@ -215,6 +215,9 @@ func (p *progress) Done(i int, s *report.Summary, err error) {
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(p.w, "[%d/%d] %s: %s in %v (fidelity %s)\n", i+1, p.n, p.label, verdict, wall, s.Fidelity.Verdict)
+		for _, w := range s.Warnings {
+			fmt.Fprintf(p.w, "  warning: %s\n", w)
+		}
 	}
 }
 

@@ -219,3 +219,42 @@ func TestFairShares(t *testing.T) {
 		t.Error("FairShares accepted a flow to a missing host")
 	}
 }
+
+// TestWindowGoodputExact: window goodput comes from exact counters at the window's
+// edges, the flow's start and its finish whatever the samples say, and falls back to
+// interpolating the samples (not exact) only where the run has no counter.
+func TestWindowGoodputExact(t *testing.T) {
+	ms := units.Millisecond
+	// Samples every 1 ms say nothing between 1 and 2 ms; the edges do.
+	samples := []results.FlowSample{{T: ms, Acked: 0}, {T: 2 * ms, Acked: 2000}}
+	edges := []results.FlowSample{{T: ms + ms/2, Acked: 1500}, {T: 3 * ms, Acked: 2500}}
+	long := results.Flow{Start: 0, Acked: 2500, Samples: samples, Edges: edges}
+	msg := results.Flow{Start: ms, Size: 4000, Finish: 2*ms + ms/2, Acked: 4000, Samples: samples[1:], Edges: edges[:1]}
+	for _, tc := range []struct {
+		name     string
+		f        results.Flow
+		from, to units.Time
+		want     units.Rate
+		exact    bool
+	}{
+		{"both edges", long, ms + ms/2, 3 * ms, units.Rate(1000 * 8e9 / float64(ms+ms/2)), true},
+		{"start to edge", long, 0, ms + ms/2, units.Rate(1500 * 8e9 / float64(ms+ms/2)), true},
+		{"edge to finish", msg, ms + ms/2, 2*ms + ms/2, units.Rate(2500 * 8e9 / float64(ms)), true},
+		{"interpolated end", long, ms + ms/2, 2 * ms, units.Rate(500 * 8e9 / float64(ms/2)), false},
+		{"empty", long, 2 * ms, 2 * ms, 0, true},
+	} {
+		got, exact := WindowGoodput(&tc.f, tc.from, tc.to)
+		if got != tc.want || exact != tc.exact {
+			t.Errorf("%s: %v (exact %v), want %v (exact %v)", tc.name, got, exact, tc.want, tc.exact)
+		}
+	}
+	p := results.Port{Samples: []results.PortSample{{T: ms, TxBytes: 100}, {T: 3 * ms, TxBytes: 300}},
+		Edges: []results.PortSample{{T: 2 * ms, TxBytes: 290}}}
+	tx := func(s *results.PortSample) int64 { return s.TxBytes }
+	if v, ok := PortCounterAt(&p, 2*ms, tx); v != 290 || !ok {
+		t.Errorf("port counter at an edge: %v (exact %v), want 290 exact", v, ok)
+	}
+	if v, ok := PortCounterAt(&p, 2*ms+ms/2, tx); v != 250 || ok {
+		t.Errorf("port counter between samples: %v (exact %v), want 250 interpolated", v, ok)
+	}
+}

@@ -87,6 +87,7 @@ const runTemplate = `<!DOCTYPE html>
 {{else}}<p>No time series were recorded, so there is nothing to plot.</p>{{end}}
 </div>
 <div class="side">
+{{with .S.Warnings}}<div class="card"><h2>Warnings</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{with .S.Paper}}<div class="card"><h2>The paper</h2>{{if .Ref}}<p><b>{{.Ref}}</b></p>{{end}}{{if .Claim}}<p class="claim">“{{.Claim}}”</p>{{end}}{{if .Notes}}<p>{{.Notes}}</p>{{end}}</div>{{end}}
 <div class="card"><h2>The paper's claims and the verdicts</h2>
 <ul class="exp">{{range .S.Expectations}}<li><span class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}✔ holds{{else}}✘ fails{{end}}</span> <b>{{.Name}}</b>

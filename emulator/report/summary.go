@@ -146,9 +146,16 @@ type Summary struct {
 	// when: does not select, and those comparing runs), so a summary.json is enough to
 	// re-evaluate them (`reef report`).
 	Checks []expect.Spec `json:"checks,omitempty"`
+	// Warnings say what limits the run's figures without making them wrong: a sample
+	// interval too coarse for the plots and time-series checks, or window figures the
+	// results held no exact counters for.
+	Warnings []string `json:"warnings,omitempty"`
 
-	in  *Input      // what the summary was computed from (for WriteRun and sweeps)
-	env *expect.Env // the metric environment (for checks that compare runs)
+	in *Input // what the summary was computed from (for WriteRun and sweeps)
+	// inexact names the flows and ports whose window figures were interpolated
+	// between samples (no exact counter at a window edge).
+	inexact []string
+	env     *expect.Env // the metric environment (for checks that compare runs)
 	// hostRTT is, per host, the shortest base RTT of the flows it sends or receives
 	// (what a host's schedule skew is measured against).
 	hostRTT map[string]units.Time
@@ -392,6 +399,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 	}
 	s.groups(env)
 	s.queues(env, from, to)
+	s.warnings(from, to)
 	s.fidelity()
 	s.env = env
 	s.Expectations = expect.EvaluateRun(in.Expectations, env)
@@ -582,7 +590,11 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			share = float64(sh[i])
 		}
 		if b > a {
-			fl.GoodputBps = float64(metrics.Goodput(f.Start, f.Samples, a, b))
+			g, exact := metrics.WindowGoodput(f, a, b)
+			fl.GoodputBps = float64(g)
+			if !exact {
+				s.inexact = append(s.inexact, f.Name)
+			}
 		}
 		intHops := 0
 		if sf := byID[f.ID]; sf != nil {
@@ -756,20 +768,29 @@ func (s *Summary) groups(env *expect.Env) {
 	}
 }
 
-// counterAt interpolates a cumulative port counter at t.
-func counterAt(ss []results.PortSample, t units.Time, get func(*results.PortSample) int64) float64 {
-	prevT, prev := units.Time(0), 0.0
-	for i := range ss {
-		smp := &ss[i]
-		if t <= smp.T {
-			if smp.T == prevT {
-				return float64(get(smp))
-			}
-			return prev + float64(t-prevT)/float64(smp.T-prevT)*(float64(get(smp))-prev)
+// MinWindowSamples is how many samples the measurement window should hold for the
+// plots and the time-series checks (convergence, RTT and queue percentiles); fewer is
+// a warning. Window figures (goodput, utilisation, drops, marks) come from exact
+// counters at the window's edges and do not depend on it.
+const MinWindowSamples = 20
+
+// warnings fills Warnings.
+func (s *Summary) warnings(from, to units.Time) {
+	if iv := s.in.Scenario.SampleInterval; iv > 0 && to > from {
+		if n := int64((to - from) / iv); n < MinWindowSamples {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("sample interval %v leaves %d samples in the %v measurement window: plots, rate series and time-series checks (convergence, RTT and queue percentiles) are coarse; want at least %d (window figures come from exact counters and are not affected)",
+				iv, n, to-from, MinWindowSamples))
 		}
-		prevT, prev = smp.T, float64(get(smp))
 	}
-	return prev
+	if n := len(s.inexact); n > 0 {
+		names := s.inexact
+		more := ""
+		if len(names) > 5 {
+			names, more = names[:5], fmt.Sprintf(" and %d more", n-5)
+		}
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the results hold no exact counters at the window's edges for %s%s (results from an older reef?): their window figures are interpolated between samples",
+			strings.Join(names, ", "), more))
+	}
 }
 
 func (s *Summary) queues(env *expect.Env, from, to units.Time) {
@@ -786,22 +807,32 @@ func (s *Summary) queues(env *expect.Env, from, to units.Time) {
 				ep.QueueBytes = append(ep.QueueBytes, smp.QueueBytes)
 			}
 		}
-		if len(pt.Samples) > 0 {
-			tx := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.TxBytes }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.TxBytes })
+		if len(pt.Samples) > 0 || len(pt.Edges) > 0 {
+			// diff is a counter's increase over the window, exact where the run
+			// snapshotted the port at the window's edges.
+			exact := true
+			diff := func(get func(*results.PortSample) int64) float64 {
+				hi, okHi := metrics.PortCounterAt(&pt, to, get)
+				lo, okLo := metrics.PortCounterAt(&pt, from, get)
+				if from == 0 {
+					lo, okLo = 0, true // every counter starts at 0
+				}
+				exact = exact && okHi && okLo
+				return hi - lo
+			}
+			tx := diff(func(p *results.PortSample) int64 { return p.TxBytes })
 			if pt.Rate > 0 && to > from {
 				q.Utilisation = tx * 8e9 / (float64(pt.Rate) * float64(to-from))
 			}
-			q.Drops = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Drops }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Drops })))
-			q.Marks = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Marks }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Marks })))
-			pkts := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.TxPackets }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.TxPackets })
+			q.Drops = int64(math.Round(diff(func(p *results.PortSample) int64 { return p.Drops })))
+			q.Marks = int64(math.Round(diff(func(p *results.PortSample) int64 { return p.Marks })))
+			pkts := diff(func(p *results.PortSample) int64 { return p.TxPackets })
 			if pkts >= 1 {
-				waited := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return int64(p.Waited) }) -
-					counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return int64(p.Waited) })
+				waited := diff(func(p *results.PortSample) int64 { return int64(p.Waited) })
 				q.PacketDelayUS = waited / pkts / 1e3
+			}
+			if !exact {
+				s.inexact = append(s.inexact, q.Name)
 			}
 		} else if pt.Rate > 0 && s.in.Run.Duration > 0 {
 			q.Utilisation = float64(pt.TxBytes) * 8e9 / (float64(pt.Rate) * float64(s.in.Run.Duration))

@@ -75,6 +75,11 @@ type Flow struct {
 	Egress []PortFrames `json:"egress,omitempty"`
 	// Samples is the flow's time series, one per sample interval while it was active.
 	Samples []FlowSample `json:"samples"`
+	// Edges are exact snapshots the backend took at the times window figures are
+	// measured between, whatever the sample interval: the measurement window's edges
+	// (Scenario.Warmup, and the run's end) and the flow's own stop, each once the
+	// flow had started.
+	Edges []FlowSample `json:"edges,omitempty"`
 }
 
 // PortFrames counts one flow's data frames through one switch egress port.
@@ -115,6 +120,9 @@ type Port struct {
 	PauseTime units.Time `json:"pause_time"`
 	// Samples is the port's time series.
 	Samples []PortSample `json:"samples"`
+	// Edges are exact snapshots of the port at the measurement window's edges
+	// (Scenario.Warmup and the run's end), whatever the sample interval.
+	Edges []PortSample `json:"edges,omitempty"`
 	// Lateness is how late the emulator released this port's frames (actual release
 	// minus scheduled release); all zero on sim.
 	Lateness Lateness `json:"lateness"`

@@ -44,6 +44,17 @@ type Scenario struct {
 	Transport *transport.Tuning `json:"transport,omitempty"`
 }
 
+// WindowEdges are the times a backend snapshots every flow and port exactly
+// (results.Flow.Edges, results.Port.Edges), so the figures over the measurement window
+// [Warmup, Duration] do not depend on the sample interval: Warmup (when inside the
+// run) and Duration.
+func (s *Scenario) WindowEdges() []units.Time {
+	if s.Warmup > 0 && s.Warmup < s.Duration {
+		return []units.Time{s.Warmup, s.Duration}
+	}
+	return []units.Time{s.Duration}
+}
+
 // Flow is one transport flow from Src to Dst.
 type Flow struct {
 	// ID is unique in the run; it is the reef header's FlowID.
