@@ -17,9 +17,11 @@ type FlowEnds struct {
 	// Demand caps the flow's rate (a constant-rate flow); 0 means backlogged.
 	Demand units.Rate
 	// ID is the flow's ID: its frames' 5-tuple (hostd.SrcPort), which ECMP switches
-	// hash. Repaths, when non-zero, says the flow changed its 5-tuple during the run.
-	ID      uint32
-	Repaths int64
+	// hash. Moved says the flow's paths may have changed during the run (it changed its
+	// 5-tuple, or a link went down and the switches hashed over fewer ports): the oracle
+	// then follows Egress instead of the hash, when the run measured it.
+	ID    uint32
+	Moved bool
 	// Egress is the flow's data frames per switch egress port, when the run measured
 	// them (results.Flow.Egress).
 	Egress []results.PortFrames
@@ -29,7 +31,7 @@ type FlowEnds struct {
 // only the active flows (inactive ones get 0), and how the oracle placed them. It wraps
 // plan.MaxMinPlaced, the one water-filling oracle: flows are backlogged unless they have
 // a Demand, and each follows the paths it took: at an ECMP switch the port the switch's
-// hash of its 5-tuple picks (unless it repathed), at a flowlet or adaptive switch the
+// hash of its 5-tuple picks (unless its paths moved), at a flowlet or adaptive switch the
 // split the run measured, at a spraying switch an even split.
 func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, plan.Placement, error) {
 	var in []plan.Flow
@@ -39,7 +41,7 @@ func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, plan.Placement, e
 			continue
 		}
 		pf := plan.Flow{Src: f.Src, Dst: f.Dst, Demand: f.Demand}
-		if f.Repaths == 0 {
+		if !f.Moved || len(f.Egress) == 0 { // unmeasured: the hash of its first 5-tuple
 			src, okSrc := p.HostAddr(f.Src)
 			dst, okDst := p.HostAddr(f.Dst)
 			if okSrc && okDst {

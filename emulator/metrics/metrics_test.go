@@ -258,3 +258,46 @@ func TestWindowGoodputExact(t *testing.T) {
 		t.Errorf("port counter between samples: %v (exact %v), want 250 interpolated", v, ok)
 	}
 }
+
+// TestFairSharesMovedFlowsFollowMeasuredPaths: a flow whose paths moved during the run
+// (it repathed, or a link went down) is placed by the frames the run counted, not by the
+// hash of its first 5-tuple: two flows the run saw on one leaf uplink share it, on two
+// uplinks they do not.
+func TestFairSharesMovedFlowsFollowMeasuredPaths(t *testing.T) {
+	tp, err := topo.Parse("t.yaml", []byte("name: t\ndefaults: {rate: 10Gbps, delay: 1us, buffer: 1MB, mtu: 1500}\ngenerator: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\nclasses:\n  uplink: {rate: 10Gbps}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// up[s] is leaf1's port toward spine s.
+	up := map[string]int{}
+	for _, l := range p.Links {
+		if l.A.Node == "leaf1" && !l.B.IsHost {
+			up[l.B.Node] = l.A.Port
+		}
+	}
+	on := func(spine string) []results.PortFrames {
+		return []results.PortFrames{{Switch: "leaf1", Port: up[spine], Frames: 100}}
+	}
+	for _, tc := range []struct {
+		name   string
+		e1, e2 []results.PortFrames
+		want   units.Rate
+	}{
+		{"one uplink", on("spine1"), on("spine1"), 5 * units.Gbps},
+		{"two uplinks", on("spine1"), on("spine2"), 10 * units.Gbps},
+	} {
+		got, how, err := FairShares(p, []FlowEnds{
+			{Src: "h1", Dst: "h3", Active: true, ID: 1, Moved: true, Egress: tc.e1},
+			{Src: "h2", Dst: "h4", Active: true, ID: 2, Moved: true, Egress: tc.e2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != tc.want || got[1] != tc.want || how != plan.PlacedMeasured {
+			t.Errorf("%s: shares %v placed %v; want %v each, measured", tc.name, got, how, tc.want)
+		}
+	}
+}

@@ -492,6 +492,12 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 	cache := map[string]map[int]units.Rate{}
 	var placed plan.Placement
 	defer func() { s.FairShareMethod = placed.String() }()
+	// A link going down makes ECMP switches hash over fewer ports: the flows' paths
+	// are then the measured ones.
+	linkDown := false
+	for _, ev := range sc.Events {
+		linkDown = linkDown || ev.Kind == scenario.EventDown
+	}
 	shares := func(idx []int) (map[int]units.Rate, error) {
 		key := fmt.Sprint(idx)
 		if r, ok := cache[key]; ok {
@@ -501,7 +507,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		for k, i := range idx {
 			rf := &run.Flows[i]
 			fe[k] = metrics.FlowEnds{Src: rf.Src, Dst: rf.Dst, Active: true, Demand: demand(byID[rf.ID]),
-				ID: rf.ID, Repaths: rf.Repaths, Egress: rf.Egress}
+				ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
 		}
 		r, how, err := metrics.FairShares(p, fe)
 		if err != nil {
