@@ -22,7 +22,17 @@ type Fabric struct {
 	wall  units.Time
 	hops  uint64 // frames delivered node to node
 	spins uint64 // wake-ups that found nothing to do at an unchanged deadline
+	// egress, when set, sees every frame a switch sends to another node.
+	egress Egress
 }
+
+// Egress sees a frame switch node n sends on port to another node of the fabric, before
+// the peer gets it (the sim counts the paths flows take with it). frame is valid only
+// during the call.
+type Egress func(n *Node, port int, frame []byte)
+
+// SetEgress makes e see every frame a switch sends to another node (nil: none).
+func (f *Fabric) SetEgress(e Egress) { f.egress = e }
 
 // New returns an empty fabric.
 func New() *Fabric { return &Fabric{} }
@@ -41,7 +51,11 @@ type Node struct {
 	last  units.Time
 	spin  int
 	taps  []Tap // per port; nil until a tap is set
+	idx   int   // position in the fabric's nodes
 }
+
+// Index is the node's position among the fabric's nodes, in the order they were added.
+func (n *Node) Index() int { return n.idx }
 
 // Tap sees every frame that crosses one port of a node: sent on it (out) or delivered
 // to it (in), at the frame's Due. frame is valid only during the call.
@@ -89,7 +103,7 @@ func (f *Fabric) AddHost(h *hostd.Host) *Node {
 }
 
 func (f *Fabric) add(n *Node) *Node {
-	n.f = f
+	n.f, n.idx = f, len(f.nodes)
 	n.slot.H = n
 	for i := range n.peers {
 		n.peers[i].ext = -1
@@ -270,6 +284,9 @@ func (n *Node) deliver(port int, due units.Time, frame []byte) bool {
 		return false // an unwired port: the frame leaves the lab
 	}
 	n.f.hops++
+	if n.sw != nil && n.f.egress != nil {
+		n.f.egress(n, port, frame)
+	}
 	p.n.tap(p.port, due, false, frame)
 	switch {
 	case p.n.sw != nil && n.sw != nil:

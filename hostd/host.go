@@ -294,7 +294,7 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 	snd, err := transport.NewSender(transport.SenderConfig{
 		FlowID: spec.ID,
 		Addrs: wire.Addrs{SrcMAC: h.cfg.MAC, DstMAC: h.cfg.GatewayMAC, Src: h.cfg.Addr, Dst: spec.Dst,
-			SrcPort: srcPort(spec.ID)},
+			SrcPort: SrcPort(spec.ID)},
 		Size: spec.Size, MSS: mss, HopCap: spec.HopCap, LineRate: h.cfg.Rate, Ack: spec.Ack,
 		MPDUnit: h.opts.MPDUnit, InitRTT: spec.BaseRTT, Tuning: h.opts.Tuning, Alg: spec.Alg, CNPInterval: cnp,
 	})
@@ -317,8 +317,9 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 	return nil
 }
 
-// srcPort spreads flows over the ephemeral port range, the flow's ECMP entropy.
-func srcPort(id uint32) uint16 { return 49152 + uint16((id*2654435761)>>18)&0x3fff }
+// SrcPort is the UDP source port flow id starts with: it spreads flows over the
+// ephemeral port range, the flow's ECMP entropy (an algorithm that repaths moves it).
+func SrcPort(id uint32) uint16 { return 49152 + uint16((id*2654435761)>>18)&0x3fff }
 
 // Receive hands the host a frame that arrived at now. The host copies what it keeps.
 // now may be earlier than times the host has already acted at (a driver that read the

@@ -11,5 +11,12 @@ import (
 type ecmp struct{ seed uint64 }
 
 func (e ecmp) pick(_ units.Time, key *wire.FlowKey, cands []int) int {
-	return cands[key.Hash(e.seed)%uint64(len(cands))]
+	return ECMPPort(e.seed, key, cands)
+}
+
+// ECMPPort is the port an ECMP switch with seed picks for key among cands (a route's
+// up ports, in the route's order): the pipeline's own choice, exported so that an
+// analysis (the max-min oracle) can follow a flow's path without a switch.
+func ECMPPort(seed uint64, key *wire.FlowKey, cands []int) int {
+	return cands[key.Hash(seed)%uint64(len(cands))]
 }

@@ -331,7 +331,7 @@ func (s *Switch) ingress(src int, t units.Time) {
 func (s *Switch) route(t units.Time, key *wire.FlowKey) (int, DropReason) {
 	for i := range s.router.pins {
 		pn := &s.router.pins[i]
-		if pn.dst == key.Dst && pn.src == key.Src && (pn.srcPort == 0 || pn.srcPort == key.SrcPort) && s.ports[pn.port].up {
+		if pn.matches(key) && s.ports[pn.port].up {
 			return pn.port, 0
 		}
 	}

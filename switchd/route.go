@@ -3,6 +3,8 @@ package switchd
 import (
 	"encoding/binary"
 	"sort"
+
+	"reef/wire"
 )
 
 // router resolves a destination to a route's group of ports: pins first, then the
@@ -33,6 +35,22 @@ type pin struct {
 	port     int
 }
 
+func newPin(p Pin) pin {
+	return pin{src: p.Src.As4(), dst: p.Dst.As4(), srcPort: p.SrcPort, port: p.Port}
+}
+
+// matches reports whether the pin applies to key (its port's state aside).
+func (p *pin) matches(key *wire.FlowKey) bool {
+	return p.dst == key.Dst && p.src == key.Src && (p.srcPort == 0 || p.srcPort == key.SrcPort)
+}
+
+// Matches reports whether the pin applies to a packet with 5-tuple key, as the
+// pipeline decides it (the pinned port must also be up).
+func (p Pin) Matches(key *wire.FlowKey) bool {
+	q := newPin(p)
+	return q.matches(key)
+}
+
 func newRouter(cfg *Config) *router {
 	r := &router{}
 	byLen := map[int]map[uint32]int{}
@@ -53,7 +71,7 @@ func newRouter(cfg *Config) *router {
 		r.tables = append(r.tables, byLen[l])
 	}
 	for _, p := range cfg.Pins {
-		r.pins = append(r.pins, pin{src: p.Src.As4(), dst: p.Dst.As4(), srcPort: p.SrcPort, port: p.Port})
+		r.pins = append(r.pins, newPin(p))
 	}
 	return r
 }

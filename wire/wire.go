@@ -292,6 +292,11 @@ type Addrs struct {
 	SrcPort        uint16 // the flow's entropy for ECMP; DstPort is always Port
 }
 
+// Key is the 5-tuple of the frames BuildFrame builds with a: what a switch hashes.
+func (a Addrs) Key() FlowKey {
+	return FlowKey{Src: a.Src.As4(), Dst: a.Dst.As4(), Proto: 17, SrcPort: a.SrcPort, DstPort: Port}
+}
+
 // BuildFrame writes a complete Ethernet/IPv4/UDP/reef frame into buf: the headers, h, and
 // int(h.PayloadLen) payload bytes (left as they are in buf; reef payloads carry no user
 // data unless the caller writes some after). ecn is the IPv4 ECN codepoint. It returns
@@ -397,6 +402,9 @@ func Classify(frame []byte) (v View, ok bool) {
 
 // IsReef reports whether the view found a reef header.
 func (v View) IsReef() bool { return v.Reef != 0 }
+
+// FlowID is a reef packet's flow ID (the view must have found a reef header).
+func (v View) FlowID() uint32 { return be.Uint32(v.Frame[v.Reef+OffFlowID:]) }
 
 // ECN returns the IPv4 ECN codepoint.
 func (v View) ECN() uint8 { return v.Frame[v.IP+1] & 3 }

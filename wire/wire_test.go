@@ -136,6 +136,12 @@ func TestFrameViewAndPatches(t *testing.T) {
 	if k.SrcPort != 49152 || k.DstPort != Port || k.Proto != 17 {
 		t.Fatalf("flow key %+v", k)
 	}
+	if ak := testAddrs().Key(); ak != k {
+		t.Fatalf("Addrs.Key() = %+v, the frame's key %+v", ak, k)
+	}
+	if v.FlowID() != 5 {
+		t.Fatalf("FlowID() = %d, want 5", v.FlowID())
+	}
 }
 
 func TestNotECTIsNeverMarked(t *testing.T) {

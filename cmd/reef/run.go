@@ -28,7 +28,10 @@ type runOptions struct {
 	backend string
 	out     string
 	seed    uint64
-	capture []string
+	// timeScale and backendTimeScale replace the file's time_scale and its τ on the
+	// backend (0: the file's)
+	timeScale, backendTimeScale float64
+	capture                     []string
 	// noFigures skips the plots and report.html (reef report draws them later)
 	noFigures bool
 	// retryDegraded is how many more times a degraded run is run again
@@ -66,6 +69,8 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.StringVar(&ro.backend, "backend", "netns", "backend: sim, netns or docker")
 	f.StringVar(&ro.out, "out", "", "results directory (default results/<name>-<UTC timestamp>)")
 	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
+	f.Float64Var(&ro.timeScale, "time-scale", 0, "replace the experiment's time_scale τ (paper rates ÷ τ, times × τ); recorded in each summary")
+	f.Float64Var(&ro.backendTimeScale, "backend-time-scale", 0, "replace τ on the chosen backend, whatever time_scale and backend_time_scale say; recorded in each summary")
 	f.StringSliceVar(&ro.capture, "capture", nil, "capture NODE or NODE:PORT to pcapng in the run directory")
 	f.BoolVar(&ro.noFigures, "no-figures", false, "write the results without plots or report.html (draw them later with reef report DIR)")
 	f.StringSliceVar(&ro.only, "only", nil, "run only the sweep points with VAR=VALUE (repeat or separate with commas; checks comparing with points left out are not evaluated)")
@@ -93,7 +98,8 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 		steps = live.progress
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
-		Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures, RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits)})
+		TimeScale: ro.timeScale, BackendTimeScale: ro.backendTimeScale, Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures,
+		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits)})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)
@@ -209,6 +215,9 @@ func (p *progress) Done(i int, s *report.Summary, err error) {
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(p.w, "[%d/%d] %s: %s in %v (fidelity %s)\n", i+1, p.n, p.label, verdict, wall, s.Fidelity.Verdict)
+		for _, w := range s.Warnings {
+			fmt.Fprintf(p.w, "  warning: %s\n", w)
+		}
 	}
 }
 

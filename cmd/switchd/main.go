@@ -72,6 +72,7 @@ const DefaultSpin = 0
 // flags are the daemon's command line.
 type flags struct {
 	shard, config, stats, samples, events string
+	edges                                 string
 	epoch, runEpoch                       int64
 	interval, sampleInterval              time.Duration
 	readyFd, ringFrames, rtPrio, nice     int
@@ -98,6 +99,7 @@ func parseFlags() *flags {
 	flag.DurationVar(&f.sampleInterval, "sample-interval", 0, "sample every port this often (run time); 0: no time series")
 	flag.Int64Var(&f.runEpoch, "run-epoch", -1, "the run's time zero, CLOCK_MONOTONIC ns (default: --epoch)")
 	flag.StringVar(&f.events, "events", "", "timeline events (JSON []shard.PortEvent; entries for other switches are ignored)")
+	flag.StringVar(&f.edges, "edges", "", "snapshot every port's counters exactly at these run times (comma-separated durations: the measurement window's edges)")
 	flag.Parse()
 	return f
 }
@@ -270,6 +272,15 @@ func runConfig(f *flags) (shard.Run, error) {
 	rc := shard.Run{SampleInterval: units.Time(f.sampleInterval), SampleCap: sampleCap(f.sampleInterval)}
 	if f.runEpoch >= 0 {
 		rc.Offset = units.Time(f.runEpoch - f.epoch)
+	}
+	if f.edges != "" {
+		for _, e := range strings.Split(f.edges, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(e))
+			if err != nil {
+				return rc, fmt.Errorf("switchd: --edges: %w", err)
+			}
+			rc.Edges = append(rc.Edges, units.Time(d))
+		}
 	}
 	if f.events != "" {
 		b, err := os.ReadFile(f.events)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,36 @@ type CompileOptions struct {
 	Seed uint64
 	// Backend is the backend the runs are for (it selects backend_time_scale).
 	Backend string
+	// TimeScale, when non-zero, replaces the file's time_scale (reef run --time-scale);
+	// it is an error on a backend the file gives its own backend_time_scale, which
+	// would still win. BackendTimeScale, when non-zero, replaces τ on Backend whatever
+	// the file says (reef run --backend-time-scale). Both must be > 0 when set.
+	TimeScale        float64
+	BackendTimeScale float64
+}
+
+// timeScale returns τ for f under opts, and the flag that set it ("" when the file's
+// value holds).
+func (f *File) timeScale(opts CompileOptions) (float64, string, error) {
+	for _, o := range []struct {
+		flag string
+		v    float64
+	}{{"--time-scale", opts.TimeScale}, {"--backend-time-scale", opts.BackendTimeScale}} {
+		if o.v != 0 && !(o.v > 0 && !math.IsInf(o.v, 1)) {
+			return 0, "", fmt.Errorf("%s %g: want a finite time scale > 0", o.flag, o.v)
+		}
+	}
+	own, perBackend := f.BackendTimeScale[opts.Backend]
+	switch {
+	case opts.BackendTimeScale > 0:
+		return opts.BackendTimeScale, "--backend-time-scale", nil
+	case opts.TimeScale > 0 && perBackend:
+		return 0, "", fmt.Errorf("--time-scale %g does not apply on backend %s: the file's backend_time_scale.%s (%g) does; use --backend-time-scale",
+			opts.TimeScale, opts.Backend, opts.Backend, own)
+	case opts.TimeScale > 0:
+		return opts.TimeScale, "--time-scale", nil
+	}
+	return f.scale(opts.Backend), "", nil
 }
 
 // Compile turns one point into a plan and a scenario: the topology scaled by τ and
@@ -54,7 +85,10 @@ func (x *Experiment) Compile(pt *Point, opts CompileOptions) (*Run, error) {
 // compile is Compile without naming the point in its errors.
 func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	f := pt.File
-	tau := f.scale(opts.Backend)
+	tau, flag, err := f.timeScale(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", x.Path, err)
+	}
 	seed := f.Seed
 	if opts.Seed != 0 {
 		seed = opts.Seed
@@ -79,8 +113,11 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 		interval = f.Duration / 200
 	}
 	sc := &scenario.Scenario{
-		Name: x.Name, Seed: seed, TimeScale: tau,
+		Name: x.Name, Seed: seed, TimeScale: tau, TimeScaleFlag: flag,
 		Duration: scaleT(f.Duration), Warmup: scaleT(f.Warmup), SampleInterval: max(scaleT(interval), units.Microsecond),
+	}
+	if flag != "" {
+		sc.FileTimeScale = f.scale(opts.Backend)
 	}
 	if pt.Label != "" {
 		sc.Name += "/" + pt.Label

@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	"reef/emulator/plan"
-	"reef/switchd"
+	"reef/emulator/results"
+	"reef/hostd"
 	"reef/units"
+	"reef/wire"
 )
 
 // FlowEnds is a flow's endpoints and whether it is active, for FairShares.
@@ -14,38 +16,58 @@ type FlowEnds struct {
 	Active   bool
 	// Demand caps the flow's rate (a constant-rate flow); 0 means backlogged.
 	Demand units.Rate
+	// ID is the flow's ID: its frames' 5-tuple (hostd.SrcPort), which ECMP switches
+	// hash. Moved says the flow's paths may have changed during the run (it changed its
+	// 5-tuple, or a link went down and the switches hashed over fewer ports): the oracle
+	// then follows Egress instead of the hash, when the run measured it.
+	ID    uint32
+	Moved bool
+	// Egress is the flow's data frames per switch egress port, when the run measured
+	// them (results.Flow.Egress).
+	Egress []results.PortFrames
 }
 
 // FairShares returns the max-min fair share of every flow over p's topology, counting
-// only the active flows (inactive ones get 0). It wraps plan.MaxMin, the one water-filling
-// oracle: flows are backlogged unless they have a Demand, and a flow is spread evenly over its
-// equal-cost paths when any switch sprays packets (spray or adaptive load balancing),
-// otherwise it takes the first path.
-func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, error) {
-	spray := false
-	for _, s := range p.Switches {
-		if m := s.Config.LB.Mode; m == switchd.LBSpray || m == switchd.LBAdaptive {
-			spray = true
-		}
-	}
+// only the active flows (inactive ones get 0), and how the oracle placed them. It wraps
+// plan.MaxMinPlaced, the one water-filling oracle: flows are backlogged unless they have
+// a Demand, and each follows the paths it took: at an ECMP switch the port the switch's
+// hash of its 5-tuple picks (unless its paths moved), at a flowlet or adaptive switch the
+// split the run measured, at a spraying switch an even split.
+func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, plan.Placement, error) {
 	var in []plan.Flow
 	var idx []int
 	for i, f := range flows {
-		if f.Active {
-			in = append(in, plan.Flow{Src: f.Src, Dst: f.Dst, Spray: spray, Demand: f.Demand})
-			idx = append(idx, i)
+		if !f.Active {
+			continue
 		}
+		pf := plan.Flow{Src: f.Src, Dst: f.Dst, Demand: f.Demand}
+		if !f.Moved || len(f.Egress) == 0 { // unmeasured: the hash of its first 5-tuple
+			src, okSrc := p.HostAddr(f.Src)
+			dst, okDst := p.HostAddr(f.Dst)
+			if okSrc && okDst {
+				key := wire.Addrs{Src: src, Dst: dst, SrcPort: hostd.SrcPort(f.ID)}.Key()
+				pf.Key = &key
+			}
+		}
+		if len(f.Egress) > 0 {
+			pf.Egress = make(map[plan.SwitchPort]int64, len(f.Egress))
+			for _, e := range f.Egress {
+				pf.Egress[plan.SwitchPort{Switch: e.Switch, Port: e.Port}] += e.Frames
+			}
+		}
+		in = append(in, pf)
+		idx = append(idx, i)
 	}
 	out := make([]units.Rate, len(flows))
 	if len(in) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
-	rates, err := plan.MaxMin(p, in)
+	rates, placed, err := plan.MaxMinPlaced(p, in)
 	if err != nil {
-		return nil, fmt.Errorf("metrics: fair shares: %w", err)
+		return nil, 0, fmt.Errorf("metrics: fair shares: %w", err)
 	}
 	for j, i := range idx {
 		out[i] = rates[j]
 	}
-	return out, nil
+	return out, placed, nil
 }

@@ -158,6 +158,69 @@ func Goodput(start units.Time, samples []results.FlowSample, from, to units.Time
 	return units.Rate(math.Round(b * 8e9 / float64(to-from)))
 }
 
+// AckedExact is flow f's acknowledged bytes at t from an exact counter: 0 up to its
+// start, a snapshot the backend took at t (results.Flow.Edges: the window's edges, the
+// flow's stop), or, once it finished by t, its size. ok is false when the run has no
+// exact counter at t.
+func AckedExact(f *results.Flow, t units.Time) (acked float64, ok bool) {
+	switch {
+	case t <= f.Start:
+		return 0, true
+	case f.Finish > 0 && t >= f.Finish && f.Size > 0:
+		return float64(f.Size), true
+	}
+	for _, e := range f.Edges {
+		if e.T == t {
+			return float64(e.Acked), true
+		}
+	}
+	return 0, false
+}
+
+// WindowGoodput is f's goodput over [from, to): from exact counters at both ends
+// (AckedExact), so it does not depend on the sample interval, or, where the run has
+// none at an end, interpolated between samples there (AckedAt); exact says which. 0
+// when to <= from.
+func WindowGoodput(f *results.Flow, from, to units.Time) (r units.Rate, exact bool) {
+	if to <= from {
+		return 0, true
+	}
+	exact = true
+	at := func(t units.Time) float64 {
+		if v, ok := AckedExact(f, t); ok {
+			return v
+		}
+		exact = false
+		return AckedAt(f.Start, f.Samples, t)
+	}
+	b := at(to) - at(from)
+	return units.Rate(math.Round(b * 8e9 / float64(to-from))), exact
+}
+
+// PortCounterAt is a cumulative counter of port p (read by get) at t: exact from a
+// snapshot the backend took at t (results.Port.Edges), else interpolated between the
+// port's samples (ok false).
+func PortCounterAt(p *results.Port, t units.Time, get func(*results.PortSample) int64) (v float64, ok bool) {
+	for i := range p.Edges {
+		if p.Edges[i].T == t {
+			return float64(get(&p.Edges[i])), true
+		}
+	}
+	ss := p.Samples
+	prevT, prev := units.Time(0), 0.0
+	for i := range ss {
+		smp := &ss[i]
+		if t <= smp.T {
+			if smp.T == prevT {
+				return float64(get(smp)), false
+			}
+			return prev + float64(t-prevT)/float64(smp.T-prevT)*(float64(get(smp))-prev), false
+		}
+		prevT, prev = smp.T, float64(get(smp))
+	}
+	return prev, false
+}
+
 // Point is one sample of a flow's rate (bit/s) and, where known, its fair share then.
 type Point struct {
 	T     units.Time

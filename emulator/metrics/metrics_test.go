@@ -200,7 +200,7 @@ func TestFairShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := FairShares(p, []FlowEnds{{"h1", "h3", true, 0}, {"h2", "h4", true, 0}, {"h3", "h1", true, 0}, {"h1", "h4", false, 0}})
+	got, _, err := FairShares(p, []FlowEnds{{Src: "h1", Dst: "h3", Active: true}, {Src: "h2", Dst: "h4", Active: true}, {Src: "h3", Dst: "h1", Active: true}, {Src: "h1", Dst: "h4"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +211,93 @@ func TestFairShares(t *testing.T) {
 		}
 	}
 	// A constant-rate flow at 20 Mbps leaves 80 to its neighbour on s1→s2.
-	got, err = FairShares(p, []FlowEnds{{Src: "h1", Dst: "h3", Active: true, Demand: 20 * units.Mbps}, {Src: "h2", Dst: "h4", Active: true}})
+	got, _, err = FairShares(p, []FlowEnds{{Src: "h1", Dst: "h3", Active: true, Demand: 20 * units.Mbps}, {Src: "h2", Dst: "h4", Active: true}})
 	if err != nil || got[0] != 20*units.Mbps || got[1] != 80*units.Mbps {
 		t.Errorf("FairShares with a demand = %v, %v", got, err)
 	}
-	if _, err := FairShares(p, []FlowEnds{{"h1", "h9", true, 0}}); err == nil {
+	if _, _, err := FairShares(p, []FlowEnds{{Src: "h1", Dst: "h9", Active: true}}); err == nil {
 		t.Error("FairShares accepted a flow to a missing host")
+	}
+}
+
+// TestWindowGoodputExact: window goodput comes from exact counters at the window's
+// edges, the flow's start and its finish whatever the samples say, and falls back to
+// interpolating the samples (not exact) only where the run has no counter.
+func TestWindowGoodputExact(t *testing.T) {
+	ms := units.Millisecond
+	// Samples every 1 ms say nothing between 1 and 2 ms; the edges do.
+	samples := []results.FlowSample{{T: ms, Acked: 0}, {T: 2 * ms, Acked: 2000}}
+	edges := []results.FlowSample{{T: ms + ms/2, Acked: 1500}, {T: 3 * ms, Acked: 2500}}
+	long := results.Flow{Start: 0, Acked: 2500, Samples: samples, Edges: edges}
+	msg := results.Flow{Start: ms, Size: 4000, Finish: 2*ms + ms/2, Acked: 4000, Samples: samples[1:], Edges: edges[:1]}
+	for _, tc := range []struct {
+		name     string
+		f        results.Flow
+		from, to units.Time
+		want     units.Rate
+		exact    bool
+	}{
+		{"both edges", long, ms + ms/2, 3 * ms, units.Rate(1000 * 8e9 / float64(ms+ms/2)), true},
+		{"start to edge", long, 0, ms + ms/2, units.Rate(1500 * 8e9 / float64(ms+ms/2)), true},
+		{"edge to finish", msg, ms + ms/2, 2*ms + ms/2, units.Rate(2500 * 8e9 / float64(ms)), true},
+		{"interpolated end", long, ms + ms/2, 2 * ms, units.Rate(500 * 8e9 / float64(ms/2)), false},
+		{"empty", long, 2 * ms, 2 * ms, 0, true},
+	} {
+		got, exact := WindowGoodput(&tc.f, tc.from, tc.to)
+		if got != tc.want || exact != tc.exact {
+			t.Errorf("%s: %v (exact %v), want %v (exact %v)", tc.name, got, exact, tc.want, tc.exact)
+		}
+	}
+	p := results.Port{Samples: []results.PortSample{{T: ms, TxBytes: 100}, {T: 3 * ms, TxBytes: 300}},
+		Edges: []results.PortSample{{T: 2 * ms, TxBytes: 290}}}
+	tx := func(s *results.PortSample) int64 { return s.TxBytes }
+	if v, ok := PortCounterAt(&p, 2*ms, tx); v != 290 || !ok {
+		t.Errorf("port counter at an edge: %v (exact %v), want 290 exact", v, ok)
+	}
+	if v, ok := PortCounterAt(&p, 2*ms+ms/2, tx); v != 250 || ok {
+		t.Errorf("port counter between samples: %v (exact %v), want 250 interpolated", v, ok)
+	}
+}
+
+// TestFairSharesMovedFlowsFollowMeasuredPaths: a flow whose paths moved during the run
+// (it repathed, or a link went down) is placed by the frames the run counted, not by the
+// hash of its first 5-tuple: two flows the run saw on one leaf uplink share it, on two
+// uplinks they do not.
+func TestFairSharesMovedFlowsFollowMeasuredPaths(t *testing.T) {
+	tp, err := topo.Parse("t.yaml", []byte("name: t\ndefaults: {rate: 10Gbps, delay: 1us, buffer: 1MB, mtu: 1500}\ngenerator: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\nclasses:\n  uplink: {rate: 10Gbps}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// up[s] is leaf1's port toward spine s.
+	up := map[string]int{}
+	for _, l := range p.Links {
+		if l.A.Node == "leaf1" && !l.B.IsHost {
+			up[l.B.Node] = l.A.Port
+		}
+	}
+	on := func(spine string) []results.PortFrames {
+		return []results.PortFrames{{Switch: "leaf1", Port: up[spine], Frames: 100}}
+	}
+	for _, tc := range []struct {
+		name   string
+		e1, e2 []results.PortFrames
+		want   units.Rate
+	}{
+		{"one uplink", on("spine1"), on("spine1"), 5 * units.Gbps},
+		{"two uplinks", on("spine1"), on("spine2"), 10 * units.Gbps},
+	} {
+		got, how, err := FairShares(p, []FlowEnds{
+			{Src: "h1", Dst: "h3", Active: true, ID: 1, Moved: true, Egress: tc.e1},
+			{Src: "h2", Dst: "h4", Active: true, ID: 2, Moved: true, Egress: tc.e2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != tc.want || got[1] != tc.want || how != plan.PlacedMeasured {
+			t.Errorf("%s: shares %v placed %v; want %v each, measured", tc.name, got, how, tc.want)
+		}
 	}
 }

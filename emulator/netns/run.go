@@ -134,7 +134,7 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 			return nil, fmt.Errorf("netns: no host %q in the plan", name)
 		}
 		j := &daemon.Job{Host: hp.Config, MPDUnit: hostOpts.MPDUnit, Tuning: hostOpts.Tuning, Seed: sc.Seed, Duration: sc.Duration,
-			SampleInterval: sc.SampleInterval, RTPriority: hostRTPriority}
+			SampleInterval: sc.SampleInterval, Edges: sc.WindowEdges(), RTPriority: hostRTPriority}
 		r.jobs[name] = j
 		return j, nil
 	}
@@ -175,6 +175,9 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 			return nil, fmt.Errorf("netns: flow %s: %w", f.Name, err)
 		}
 		src.Flows = append(src.Flows, hf)
+		if f.Stop > 0 && f.Stop < sc.Duration {
+			src.Edges = append(src.Edges, f.Stop) // the flow's goodput ends there
+		}
 	}
 	for _, hp := range p.Hosts {
 		if _, ok := r.jobs[hp.Config.Name]; ok {
@@ -230,6 +233,15 @@ type hostProc struct {
 	err   error
 }
 
+// durations formats ts as a comma-separated list of Go durations (a flag's value).
+func durations(ts []units.Time) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = time.Duration(t).String()
+	}
+	return strings.Join(out, ",")
+}
+
 // once brings the lab up with the run's epoch lead in the future, runs it and tears it
 // down.
 func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.Run, err error) {
@@ -247,6 +259,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		"--run-epoch", strconv.FormatInt(epoch, 10),
 		"--samples", filepath.Join(r.out, "{node}.samples.json"),
 		"--sample-interval", time.Duration(r.sc.SampleInterval).String(),
+		"--edges", durations(r.sc.WindowEdges()),
 		"--events", eventsPath)
 	uo.Progress = r.opts.Setup
 	for _, s := range r.p.Switches { // stale samples from an earlier attempt

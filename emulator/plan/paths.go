@@ -137,8 +137,9 @@ func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
 }
 
 // Paths returns every equal-cost path from host src to host dst that the switches'
-// routes allow, as sequences of directed links, in a stable order (lowest ports first:
-// the first path is the one MaxMin assumes for a flow that is not sprayed).
+// routes allow, as sequences of directed links, in a stable order (lowest ports first).
+// MaxMin follows each flow through the same routes, taking at every switch the port or
+// ports the flow used there (see Flow).
 func (p *Plan) Paths(src, dst string) ([][]LinkHop, error) {
 	return newGraph(p).paths(src, dst)
 }

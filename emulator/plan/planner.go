@@ -27,8 +27,9 @@ const DefaultINTHeadroom = 256
 var AddrPrefix = netip.MustParsePrefix("198.18.0.0/15")
 
 // MaxHosts is the number of host addresses in AddrPrefix (its first and last address,
-// the network and broadcast addresses of the /15, are not used).
-const MaxHosts = 1<<17 - 2
+// the network and broadcast addresses of the /15, are not used). The loader checks
+// topologies against it (topo.MaxHosts), naming the file, line and field.
+const MaxHosts = topo.MaxHosts
 
 // Options tune Build.
 type Options struct {
@@ -55,7 +56,8 @@ func HostAddr(i int) (netip.Addr, error) {
 // MAC returns the MAC of port port (0 for a host's eth0, n for a switch's pn) of the
 // node with index node (its position in the topology's Nodes): locally administered,
 // unicast, two bytes from a hash of the lab name, then the node index and the port, so
-// MACs never collide inside a lab and rarely across labs.
+// MACs never collide inside a lab (the loader keeps node indices below topo.MaxNodes and
+// ports at most topo.MaxSwitchPorts) and rarely across labs.
 func MAC(lab string, node, port int) [6]byte {
 	h := fnv.New32a()
 	h.Write([]byte(lab))

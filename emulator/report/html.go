@@ -87,6 +87,7 @@ const runTemplate = `<!DOCTYPE html>
 {{else}}<p>No time series were recorded, so there is nothing to plot.</p>{{end}}
 </div>
 <div class="side">
+{{with .S.Warnings}}<div class="card"><h2>Warnings</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{with .S.Paper}}<div class="card"><h2>The paper</h2>{{if .Ref}}<p><b>{{.Ref}}</b></p>{{end}}{{if .Claim}}<p class="claim">“{{.Claim}}”</p>{{end}}{{if .Notes}}<p>{{.Notes}}</p>{{end}}</div>{{end}}
 <div class="card"><h2>The paper's claims and the verdicts</h2>
 <ul class="exp">{{range .S.Expectations}}<li><span class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}✔ holds{{else}}✘ fails{{end}}</span> <b>{{.Name}}</b>
@@ -100,7 +101,8 @@ const runTemplate = `<!DOCTYPE html>
 <p class="paper">Every daemon computes its schedule and carries it to the next, so lateness alone does not change what is measured. The verdict is <i>degraded</i> when a port's or host's p99 skew exceeds {{num .S.Fidelity.Threshold}} packet time(s) (an MTU at its rate; at a host, a tenth of its flows' base RTT if that is more): the emulator then reordered packets by more than their own length, or acted on feedback later than a real host would.</p></div>
 <div class="card"><h2>Laptop figures and the paper's</h2>
 {{if scaled .S.TimeScale}}<p>This run used time scale τ = {{num .S.TimeScale}}: every rate is the paper's divided by τ and every time multiplied by τ, so BDPs in packets, targets in packet times, buffers and message sizes in bytes stay the same. A goodput of G here stands for G × {{num .S.TimeScale}} in the paper, a delay of D for D / {{num .S.TimeScale}}. The tables give both (paper units in grey); the plots are in emulator units.</p>
-{{else}}<p>This run used no time scale (τ = 1): its figures are directly in the paper's units, except that the topology itself may be smaller.</p>{{end}}</div>
+{{else}}<p>This run used no time scale (τ = 1): its figures are directly in the paper's units, except that the topology itself may be smaller.</p>{{end}}
+{{if .S.TimeScaleFlag}}<p>τ was set on the command line (reef run {{.S.TimeScaleFlag}} {{num .S.TimeScale}}); the experiment file gives τ = {{num .S.FileTimeScale}}.</p>{{end}}</div>
 </div>
 </main>
 <section class="tables">
@@ -114,6 +116,7 @@ const runTemplate = `<!DOCTYPE html>
 <td class="n">{{if .FCTUS}}{{us (deref .FCTUS)}} ({{num (deref .Slowdown)}}×){{else}}–{{end}}</td></tr>
 {{end}}</table>
 {{if gt .Hidden 0}}<p class="paper">{{.Hidden}} more flows are in summary.json.</p>{{end}}
+{{if .S.FairShareMethod}}<p class="paper">Fair shares are max-min over the paths each flow took; where a switch had a choice of ports: {{.S.FairShareMethod}}.</p>{{end}}
 <h2>Groups</h2>
 <table><tr><th>group</th><th>flows</th><th>goodput</th><th>fair share</th><th>Jain</th><th>RTT p50 / p99</th><th>FCT slowdown p50 / p99</th></tr>
 {{range .S.Groups}}<tr><td>{{.Name}}</td><td class="n">{{.Flows}}</td><td class="n">{{rate .GoodputBps}}</td><td class="n">{{rate .FairShareBps}}</td><td class="n">{{if .Jain}}{{num (deref .Jain)}}{{else}}–{{end}}</td>

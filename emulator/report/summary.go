@@ -112,7 +112,16 @@ type Summary struct {
 	Backend string `json:"backend"`
 	// TimeScale is τ: paper time = emulator time / τ, paper rate = emulator rate × τ.
 	TimeScale float64 `json:"time_scale"`
-	Seed      uint64  `json:"seed"`
+	// TimeScaleFlag names the reef run flag that set TimeScale in place of the
+	// experiment file's FileTimeScale (empty, and FileTimeScale 0, when the file's
+	// value held).
+	TimeScaleFlag string  `json:"time_scale_flag,omitempty"`
+	FileTimeScale float64 `json:"file_time_scale,omitempty"`
+	Seed          uint64  `json:"seed"`
+	// FairShareMethod says how the max-min oracle placed the flows where a switch had a
+	// choice of ports (plan.Placement): each flow's fair share is computed on the paths
+	// it took.
+	FairShareMethod string `json:"fair_share_method"`
 	// DurationUS is the emulated time covered; WindowUS the measurement window
 	// [from, to) every steady-state metric uses.
 	DurationUS float64    `json:"duration_us"`
@@ -137,9 +146,16 @@ type Summary struct {
 	// when: does not select, and those comparing runs), so a summary.json is enough to
 	// re-evaluate them (`reef report`).
 	Checks []expect.Spec `json:"checks,omitempty"`
+	// Warnings say what limits the run's figures without making them wrong: a sample
+	// interval too coarse for the plots and time-series checks, or window figures the
+	// results held no exact counters for.
+	Warnings []string `json:"warnings,omitempty"`
 
-	in  *Input      // what the summary was computed from (for WriteRun and sweeps)
-	env *expect.Env // the metric environment (for checks that compare runs)
+	in *Input // what the summary was computed from (for WriteRun and sweeps)
+	// inexact names the flows and ports whose window figures were interpolated
+	// between samples (no exact counter at a window edge).
+	inexact []string
+	env     *expect.Env // the metric environment (for checks that compare runs)
 	// hostRTT is, per host, the shortest base RTT of the flows it sends or receives
 	// (what a host's schedule skew is measured against).
 	hostRTT map[string]units.Time
@@ -372,7 +388,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 	}
 	s := &Summary{
 		Experiment: in.Experiment, Run: sc.Name, Vars: in.Vars, Paper: in.Paper, Backend: run.Backend,
-		TimeScale: sc.TimeScale, Seed: sc.Seed,
+		TimeScale: sc.TimeScale, TimeScaleFlag: sc.TimeScaleFlag, FileTimeScale: sc.FileTimeScale, Seed: sc.Seed,
 		DurationUS: run.Duration.Microseconds(), WallTimeUS: run.WallTime.Microseconds(), Attempts: attempts(run.Attempts),
 		WindowUS: [2]float64{from.Microseconds(), to.Microseconds()},
 		in:       in,
@@ -383,6 +399,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 	}
 	s.groups(env)
 	s.queues(env, from, to)
+	s.warnings(from, to)
 	s.fidelity()
 	s.env = env
 	s.Expectations = expect.EvaluateRun(in.Expectations, env)
@@ -470,8 +487,17 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	// shares runs the oracle over the flows idx (sorted), cached by set.
+	// shares runs the oracle over the flows idx (sorted), cached by set; placed
+	// gathers how the oracle placed them.
 	cache := map[string]map[int]units.Rate{}
+	var placed plan.Placement
+	defer func() { s.FairShareMethod = placed.String() }()
+	// A link going down makes ECMP switches hash over fewer ports: the flows' paths
+	// are then the measured ones.
+	linkDown := false
+	for _, ev := range sc.Events {
+		linkDown = linkDown || ev.Kind == scenario.EventDown
+	}
 	shares := func(idx []int) (map[int]units.Rate, error) {
 		key := fmt.Sprint(idx)
 		if r, ok := cache[key]; ok {
@@ -479,12 +505,15 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 		fe := make([]metrics.FlowEnds, len(idx))
 		for k, i := range idx {
-			fe[k] = metrics.FlowEnds{Src: run.Flows[i].Src, Dst: run.Flows[i].Dst, Active: true, Demand: demand(byID[run.Flows[i].ID])}
+			rf := &run.Flows[i]
+			fe[k] = metrics.FlowEnds{Src: rf.Src, Dst: rf.Dst, Active: true, Demand: demand(byID[rf.ID]),
+				ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
 		}
-		r, err := metrics.FairShares(p, fe)
+		r, how, err := metrics.FairShares(p, fe)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
+		placed |= how
 		m := make(map[int]units.Rate, len(idx))
 		for k, i := range idx {
 			m[i] = r[k]
@@ -567,7 +596,11 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			share = float64(sh[i])
 		}
 		if b > a {
-			fl.GoodputBps = float64(metrics.Goodput(f.Start, f.Samples, a, b))
+			g, exact := metrics.WindowGoodput(f, a, b)
+			fl.GoodputBps = float64(g)
+			if !exact {
+				s.inexact = append(s.inexact, f.Name)
+			}
 		}
 		intHops := 0
 		if sf := byID[f.ID]; sf != nil {
@@ -741,20 +774,29 @@ func (s *Summary) groups(env *expect.Env) {
 	}
 }
 
-// counterAt interpolates a cumulative port counter at t.
-func counterAt(ss []results.PortSample, t units.Time, get func(*results.PortSample) int64) float64 {
-	prevT, prev := units.Time(0), 0.0
-	for i := range ss {
-		smp := &ss[i]
-		if t <= smp.T {
-			if smp.T == prevT {
-				return float64(get(smp))
-			}
-			return prev + float64(t-prevT)/float64(smp.T-prevT)*(float64(get(smp))-prev)
+// MinWindowSamples is how many samples the measurement window should hold for the
+// plots and the time-series checks (convergence, RTT and queue percentiles); fewer is
+// a warning. Window figures (goodput, utilisation, drops, marks) come from exact
+// counters at the window's edges and do not depend on it.
+const MinWindowSamples = 20
+
+// warnings fills Warnings.
+func (s *Summary) warnings(from, to units.Time) {
+	if iv := s.in.Scenario.SampleInterval; iv > 0 && to > from {
+		if n := int64((to - from) / iv); n < MinWindowSamples {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("sample interval %v leaves %d samples in the %v measurement window: plots, rate series and time-series checks (convergence, RTT and queue percentiles) are coarse; want at least %d (window figures come from exact counters and are not affected)",
+				iv, n, to-from, MinWindowSamples))
 		}
-		prevT, prev = smp.T, float64(get(smp))
 	}
-	return prev
+	if n := len(s.inexact); n > 0 {
+		names := s.inexact
+		more := ""
+		if len(names) > 5 {
+			names, more = names[:5], fmt.Sprintf(" and %d more", n-5)
+		}
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the results hold no exact counters at the window's edges for %s%s (results from an older reef?): their window figures are interpolated between samples",
+			strings.Join(names, ", "), more))
+	}
 }
 
 func (s *Summary) queues(env *expect.Env, from, to units.Time) {
@@ -771,22 +813,32 @@ func (s *Summary) queues(env *expect.Env, from, to units.Time) {
 				ep.QueueBytes = append(ep.QueueBytes, smp.QueueBytes)
 			}
 		}
-		if len(pt.Samples) > 0 {
-			tx := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.TxBytes }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.TxBytes })
+		if len(pt.Samples) > 0 || len(pt.Edges) > 0 {
+			// diff is a counter's increase over the window, exact where the run
+			// snapshotted the port at the window's edges.
+			exact := true
+			diff := func(get func(*results.PortSample) int64) float64 {
+				hi, okHi := metrics.PortCounterAt(&pt, to, get)
+				lo, okLo := metrics.PortCounterAt(&pt, from, get)
+				if from == 0 {
+					lo, okLo = 0, true // every counter starts at 0
+				}
+				exact = exact && okHi && okLo
+				return hi - lo
+			}
+			tx := diff(func(p *results.PortSample) int64 { return p.TxBytes })
 			if pt.Rate > 0 && to > from {
 				q.Utilisation = tx * 8e9 / (float64(pt.Rate) * float64(to-from))
 			}
-			q.Drops = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Drops }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Drops })))
-			q.Marks = int64(math.Round(counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.Marks }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.Marks })))
-			pkts := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return p.TxPackets }) -
-				counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return p.TxPackets })
+			q.Drops = int64(math.Round(diff(func(p *results.PortSample) int64 { return p.Drops })))
+			q.Marks = int64(math.Round(diff(func(p *results.PortSample) int64 { return p.Marks })))
+			pkts := diff(func(p *results.PortSample) int64 { return p.TxPackets })
 			if pkts >= 1 {
-				waited := counterAt(pt.Samples, to, func(p *results.PortSample) int64 { return int64(p.Waited) }) -
-					counterAt(pt.Samples, from, func(p *results.PortSample) int64 { return int64(p.Waited) })
+				waited := diff(func(p *results.PortSample) int64 { return int64(p.Waited) })
 				q.PacketDelayUS = waited / pkts / 1e3
+			}
+			if !exact {
+				s.inexact = append(s.inexact, q.Name)
 			}
 		} else if pt.Rate > 0 && s.in.Run.Duration > 0 {
 			q.Utilisation = float64(pt.TxBytes) * 8e9 / (float64(pt.Rate) * float64(s.in.Run.Duration))

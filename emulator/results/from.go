@@ -19,7 +19,7 @@ func FlowSampleOf(now units.Time, s *hostd.FlowStats) FlowSample {
 // Close fills f's end-of-run totals from the flow's last snapshot.
 func (f *Flow) Close(s *hostd.FlowStats) {
 	f.Acked, f.Retransmits, f.Timeouts = s.BytesAcked, int64(s.Retransmits), int64(s.Timeouts)
-	f.Spurious = int64(s.Spurious)
+	f.Spurious, f.Repaths = int64(s.Spurious), int64(s.Repaths)
 	if s.Done {
 		f.Finish = s.Start + s.FCT
 	}

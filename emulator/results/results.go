@@ -65,8 +65,28 @@ type Flow struct {
 	// Spurious counts the retransmissions later shown unnecessary (reordering).
 	Spurious int64 `json:"spurious_retransmits"`
 	Timeouts int64 `json:"timeouts"`
+	// Repaths counts the path changes the flow's algorithm asked for (each moved its
+	// 5-tuple, so ECMP may hash it elsewhere).
+	Repaths int64 `json:"repaths,omitempty"`
+	// Egress is the flow's data frames per switch egress port, where the backend
+	// measured them (the sim does): the paths the flow actually took, which the
+	// max-min oracle follows at switches whose choice depends on time (flowlet,
+	// adaptive). Ports are in the plan's order; ports the flow never used are left out.
+	Egress []PortFrames `json:"egress,omitempty"`
 	// Samples is the flow's time series, one per sample interval while it was active.
 	Samples []FlowSample `json:"samples"`
+	// Edges are exact snapshots the backend took at the times window figures are
+	// measured between, whatever the sample interval: the measurement window's edges
+	// (Scenario.Warmup, and the run's end) and the flow's own stop, each once the
+	// flow had started.
+	Edges []FlowSample `json:"edges,omitempty"`
+}
+
+// PortFrames counts one flow's data frames through one switch egress port.
+type PortFrames struct {
+	Switch string `json:"switch"`
+	Port   int    `json:"port"`
+	Frames int64  `json:"frames"`
 }
 
 // FlowSample is one sample of a flow's state.
@@ -100,6 +120,9 @@ type Port struct {
 	PauseTime units.Time `json:"pause_time"`
 	// Samples is the port's time series.
 	Samples []PortSample `json:"samples"`
+	// Edges are exact snapshots of the port at the measurement window's edges
+	// (Scenario.Warmup and the run's end), whatever the sample interval.
+	Edges []PortSample `json:"edges,omitempty"`
 	// Lateness is how late the emulator released this port's frames (actual release
 	// minus scheduled release); all zero on sim.
 	Lateness Lateness `json:"lateness"`

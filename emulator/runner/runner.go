@@ -44,6 +44,10 @@ type Options struct {
 	OutDir string
 	// Seed, when non-zero, replaces the experiment's seed.
 	Seed uint64
+	// TimeScale and BackendTimeScale, when non-zero, replace the experiment's
+	// time_scale and its τ on this backend (experiment.CompileOptions; reef run
+	// --time-scale and --backend-time-scale); the summaries record which did.
+	TimeScale, BackendTimeScale float64
 	// Capture lists NODE or NODE:PORT to capture (passed to the backend).
 	Capture []string
 	// Progress receives progress; nil for none.
@@ -139,7 +143,8 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if name == "" {
 		name = "netns"
 	}
-	runs, err := x.CompileAll(experiment.CompileOptions{Seed: opts.Seed, Backend: name})
+	runs, err := x.CompileAll(experiment.CompileOptions{Seed: opts.Seed, Backend: name,
+		TimeScale: opts.TimeScale, BackendTimeScale: opts.BackendTimeScale})
 	if err != nil {
 		return nil, err
 	}

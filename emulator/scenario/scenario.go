@@ -23,6 +23,11 @@ type Scenario struct {
 	Seed uint64 `json:"seed"`
 	// TimeScale is τ, kept for reports: paper time = emulator time / τ.
 	TimeScale float64 `json:"time_scale"`
+	// TimeScaleFlag names the reef run flag that set TimeScale in place of the
+	// experiment file's FileTimeScale ("--time-scale", "--backend-time-scale"); both
+	// are empty when the file's value held.
+	TimeScaleFlag string  `json:"time_scale_flag,omitempty"`
+	FileTimeScale float64 `json:"file_time_scale,omitempty"`
 	// Duration is how long the run lasts from time 0.
 	Duration units.Time `json:"duration"`
 	// Warmup is excluded from steady-state metrics (the measurement window is
@@ -37,6 +42,17 @@ type Scenario struct {
 	// Transport, when set, is the hosts' loss-recovery tuning in paper units (the
 	// transport's defaults otherwise); HostOptions scales it by TimeScale.
 	Transport *transport.Tuning `json:"transport,omitempty"`
+}
+
+// WindowEdges are the times a backend snapshots every flow and port exactly
+// (results.Flow.Edges, results.Port.Edges), so the figures over the measurement window
+// [Warmup, Duration] do not depend on the sample interval: Warmup (when inside the
+// run) and Duration.
+func (s *Scenario) WindowEdges() []units.Time {
+	if s.Warmup > 0 && s.Warmup < s.Duration {
+		return []units.Time{s.Warmup, s.Duration}
+	}
+	return []units.Time{s.Duration}
 }
 
 // Flow is one transport flow from Src to Dst.

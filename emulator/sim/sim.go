@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"reef/emulator/plan"
 	"reef/emulator/results"
@@ -12,6 +13,7 @@ import (
 	"reef/hostd/transport"
 	"reef/switchd"
 	"reef/units"
+	"reef/wire"
 )
 
 // Sim is one lab wired on an Engine: a switchd.Switch per switch and a hostd.Host per
@@ -33,6 +35,8 @@ type Sim struct {
 	pstats   []switchd.PortStats
 	depths   []switchd.Depth
 	paths    map[pathKey]pathVal
+	// portBase[i] is the index in ports of port 0 of the fabric's node i (a switch).
+	portBase []int
 }
 
 type flowRec struct {
@@ -40,6 +44,14 @@ type flowRec struct {
 	host *hostd.Host
 	// idx is the flow's position in its host's FlowStats.
 	idx int
+	// egress counts the flow's data frames per switch egress port (an index into
+	// Sim.ports), in first-use order: a flow uses few ports, so a scan finds them.
+	egress []portCount
+}
+
+type portCount struct {
+	port   int
+	frames int64
 }
 
 type portRef struct {
@@ -108,11 +120,14 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 			return nil, fmt.Errorf("sim: link %d: %w", i, err)
 		}
 	}
+	s.portBase = make([]int, len(s.switches)+len(s.hosts))
 	for _, n := range s.switches {
+		s.portBase[n.Index()] = len(s.portRef)
 		for i := range n.Switch().NumPorts() {
 			s.portRef = append(s.portRef, portRef{n, i})
 		}
 	}
+	s.fab.SetEgress(s.countEgress)
 	cfgByName := map[string]*switchd.Config{}
 	for i := range p.Switches {
 		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
@@ -139,6 +154,16 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 	s.sampler = sampler{s: s}
 	if sc.SampleInterval > 0 {
 		s.fab.Engine().At(0, &s.sampler)
+	}
+	// Exact snapshots at the window's start and each flow's stop (Results takes the
+	// run's end): window figures never depend on the sample interval.
+	if sc.Warmup > 0 && sc.Warmup < sc.Duration {
+		s.fab.Engine().At(sc.Warmup, &edge{s: s, flow: -1})
+	}
+	for i := range s.flows {
+		if stop := sc.Flows[i].Stop; stop > 0 && stop < sc.Duration {
+			s.fab.Engine().At(stop, &edge{s: s, flow: i})
+		}
 	}
 	s.fab.Start()
 	return s, nil
@@ -265,31 +290,82 @@ func (sm *sampler) Fire(now units.Time) {
 }
 
 func (s *Sim) sample(now units.Time) {
+	s.flowSnapshots(now, -1, func(r *results.Flow, st *hostd.FlowStats) {
+		if st.Done && len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Acked == st.BytesAcked {
+			return // finished and already recorded at its final state
+		}
+		r.Samples = append(r.Samples, results.FlowSampleOf(now, st))
+	})
+	s.portSnapshots(now, func(p *results.Port, smp results.PortSample) { p.Samples = append(p.Samples, smp) })
+}
+
+// edge takes exact snapshots at a window edge: every started flow and every port
+// (flow < 0), or one flow (an index into Sim.flows) at its stop.
+type edge struct {
+	s    *Sim
+	flow int
+}
+
+func (e *edge) Fire(now units.Time) {
+	add := func(r *results.Flow, st *hostd.FlowStats) { r.Edges = append(r.Edges, results.FlowSampleOf(now, st)) }
+	e.s.flowSnapshots(now, e.flow, add)
+	if e.flow < 0 {
+		e.s.portSnapshots(now, func(p *results.Port, smp results.PortSample) { p.Edges = append(p.Edges, smp) })
+	}
+}
+
+// flowSnapshots calls add with the record and the stats at now of every started flow,
+// or of flow only (an index into s.flows) when only ≥ 0.
+func (s *Sim) flowSnapshots(now units.Time, only int, add func(*results.Flow, *hostd.FlowStats)) {
 	for _, n := range s.hosts {
+		if only >= 0 && n.Host() != s.flows[only].host {
+			continue
+		}
 		s.fstats = n.Host().AppendFlowStats(s.fstats[:0])
 		for i := range s.fstats {
 			st := &s.fstats[i]
 			fi, ok := s.flowIdx[st.ID]
-			if !ok || !st.Started {
+			if !ok || !st.Started || (only >= 0 && fi != only) {
 				continue
 			}
-			r := &s.flows[fi].res
-			if st.Done && len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Acked == st.BytesAcked {
-				continue // finished and already recorded at its final state
-			}
-			r.Samples = append(r.Samples, results.FlowSampleOf(now, st))
+			add(&s.flows[fi].res, st)
 		}
 	}
+}
+
+// portSnapshots calls add with every port's record and its sample at now.
+func (s *Sim) portSnapshots(now units.Time, add func(*results.Port, results.PortSample)) {
 	k := 0
 	for _, n := range s.switches {
 		s.depths = n.Switch().Depths(now, s.depths[:0])
 		s.pstats = n.Switch().AppendCounters(s.pstats[:0]) // a sample takes no lateness
 		for i := range s.depths {
-			s.ports[k].Samples = append(s.ports[k].Samples, results.PortSampleOf(now, &s.pstats[i], s.depths[i]))
+			add(&s.ports[k], results.PortSampleOf(now, &s.pstats[i], s.depths[i]))
 			k++
 		}
 		n.Rearm()
 	}
+}
+
+// countEgress counts a data frame switch n sends on port against its flow: the paths
+// each flow took (results.Flow.Egress).
+func (s *Sim) countEgress(n *fabric.Node, port int, frame []byte) {
+	v, ok := wire.Classify(frame)
+	if !ok || !v.IsReef() || v.Type() != wire.TypeData {
+		return
+	}
+	fi, ok := s.flowIdx[v.FlowID()]
+	if !ok {
+		return
+	}
+	f, k := &s.flows[fi], s.portBase[n.Index()]+port
+	for i := range f.egress {
+		if f.egress[i].port == k {
+			f.egress[i].frames++
+			return
+		}
+	}
+	f.egress = append(f.egress, portCount{k, 1})
 }
 
 // Tap makes t see the frames crossing port of node (a switch's port index; a host's
@@ -344,8 +420,28 @@ func (s *Sim) Results() *results.Run {
 			s.flows[fi].res.Close(st)
 		}
 	}
-	for _, f := range s.flows {
-		run.Flows = append(run.Flows, f.res)
+	// The run's end is the window's last edge: a snapshot of every flow and port at
+	// now, on copies (Results may be called again later in the run).
+	ends := make([]results.FlowSample, len(s.flows))
+	started := make([]bool, len(s.flows))
+	s.flowSnapshots(now, -1, func(r *results.Flow, st *hostd.FlowStats) {
+		fi := s.flowIdx[r.ID]
+		ends[fi], started[fi] = results.FlowSampleOf(now, st), true
+	})
+	portEnds := make([]results.PortSample, 0, len(s.ports))
+	s.portSnapshots(now, func(_ *results.Port, smp results.PortSample) { portEnds = append(portEnds, smp) })
+	for fi, f := range s.flows {
+		r := f.res
+		if n := len(r.Edges); started[fi] && (n == 0 || r.Edges[n-1].T != now) {
+			r.Edges = append(slices.Clip(r.Edges), ends[fi])
+		}
+		egress := slices.Clone(f.egress)
+		slices.SortFunc(egress, func(a, b portCount) int { return a.port - b.port })
+		for _, e := range egress {
+			ref := s.portRef[e.port]
+			r.Egress = append(r.Egress, results.PortFrames{Switch: ref.sw.Name(), Port: ref.port, Frames: e.frames})
+		}
+		run.Flows = append(run.Flows, r)
 	}
 	k := 0
 	for _, n := range s.switches {
@@ -353,6 +449,9 @@ func (s *Sim) Results() *results.Run {
 		for i := range s.pstats {
 			ps := &s.pstats[i]
 			p := s.ports[k]
+			if n := len(p.Edges); n == 0 || p.Edges[n-1].T != now {
+				p.Edges = append(slices.Clip(p.Edges), portEnds[k])
+			}
 			p.TxBytes, p.TxPackets = int64(ps.TxBytes), int64(ps.TxPackets)
 			p.Drops, p.Marks, p.PauseTime = int64(ps.Dropped()), int64(ps.ECNMarks), ps.PauseTime
 			run.Ports = append(run.Ports, p)

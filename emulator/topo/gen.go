@@ -117,6 +117,15 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		}
 		return *v
 	}
+	// limit checks the generated hosts and nodes against the address plan, reporting
+	// at field.
+	limit := func(field fieldPath, hosts, nodes int) bool {
+		if msg := planLimit(hosts, nodes); msg != "" {
+			r.errorf(field, "%s", msg)
+			return true
+		}
+		return false
+	}
 	g := &generated{groups: map[string][]string{}}
 	g.spec.Kind = raw.Kind
 	line := r.fieldLine(gp)
@@ -130,6 +139,8 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		each := count(raw.Hosts, "hosts", 2, 1)
 		g.spec.HostsLeft = count(raw.HostsLeft, "hosts_left", each, 1)
 		g.spec.HostsRight = count(raw.HostsRight, "hosts_right", each, 1)
+		hosts := g.spec.HostsLeft + g.spec.HostsRight
+		bad = limit(gp.with(firstSet([]string{"hosts", "hosts_left", "hosts_right"}, raw.Hosts != nil, raw.HostsLeft != nil)), hosts, hosts+2) || bad
 		if bad {
 			return nil
 		}
@@ -164,6 +175,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			r.errorf(gp.with("hosts_per_switch"), "gives %d hosts; at most %d", total, MaxGeneratedHosts)
 			bad = true
 		}
+		bad = limit(gp.with(firstSet([]string{"hosts_per_switch", "hosts", "hops"}, raw.HostsPerSwitch != nil, raw.Hosts != nil)), total, total+hops) || bad
 		if !bad && total == 0 {
 			r.errorf(gp, "parking-lot has no hosts; set hosts or hosts_per_switch")
 			bad = true
@@ -185,6 +197,11 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 				bad = true
 			}
 		}
+		hosts := 2 + g.spec.ReverseSenders
+		if g.spec.Bottleneck == BottleneckCore {
+			hosts += g.spec.ReverseSenders
+		}
+		bad = limit(gp.with("reverse_senders"), hosts, hosts+2) || bad
 		if bad {
 			return nil
 		}
@@ -206,6 +223,8 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			r.errorf(gp, "leaves × max(hosts_per_leaf, spines) = %d; at most %d", n, MaxGeneratedHosts)
 			bad = true
 		}
+		hosts := g.spec.Leaves * g.spec.HostsPerLeaf
+		bad = limit(gp, hosts, hosts+g.spec.Leaves+g.spec.Spines) || bad
 		if bad {
 			return nil
 		}
@@ -221,6 +240,8 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		} else if k*k*k/4 > MaxGeneratedHosts {
 			r.errorf(gp.with("k"), "k=%d gives %d hosts; at most %d", k, k*k*k/4, MaxGeneratedHosts)
 			bad = true
+		} else {
+			bad = limit(gp.with("k"), k*k*k/4, k*k*k/4+5*k*k/4) || bad
 		}
 		if bad {
 			return nil
@@ -230,6 +251,17 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 	}
 	r.rename(g, raw.Names)
 	return g
+}
+
+// firstSet returns the first key whose parameter is set, else the last key: the
+// parameter a message about the generator's size names.
+func firstSet(keys []string, set ...bool) string {
+	for i, ok := range set {
+		if ok {
+			return keys[i]
+		}
+	}
+	return keys[len(keys)-1]
 }
 
 // rename applies generator.names (old → new) to the generated nodes, links and groups.

@@ -3,6 +3,7 @@ package topo
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,6 +131,18 @@ func TestParseErrors(t *testing.T) {
 			[]string{`f.yaml:4: generator.k: must be even, got 5`}},
 		{"parking lot one hop", "name: g\ngenerator: {kind: parking-lot, hops: 1}\n",
 			[]string{`f.yaml:2: generator.hops: must be in [2, 100000], got 1`}},
+		{"dumbbell beyond the address plan", "name: g\ngenerator:\n  kind: dumbbell\n  hosts: 100000\n",
+			[]string{`f.yaml:4: generator.hosts: gives 200000 hosts; the address plan (198.18.0.0/15) has 131070 host addresses`}},
+		{"dumbbell one side beyond the address plan", "name: g\ngenerator:\n  kind: dumbbell\n  hosts_left: 100000\n  hosts_right: 40000\n",
+			[]string{`f.yaml:4: generator.hosts_left: gives 140000 hosts; the address plan (198.18.0.0/15) has 131070 host addresses`}},
+		{"fat-tree beyond the MACs", "name: g\ngenerator:\n  kind: fat-tree\n  k: 64\n",
+			[]string{`f.yaml:4: generator.k: gives 70656 nodes; the address plan numbers at most 65536 nodes`}},
+		{"parking lot beyond the address plan", "name: g\ngenerator:\n  kind: parking-lot\n  hops: 2\n  hosts_per_switch: [70000, 70000]\n",
+			[]string{`f.yaml:5: generator.hosts_per_switch: gives 140000 hosts`}},
+		{"reverse path beyond the MACs", "name: g\ngenerator:\n  kind: reverse-path\n  reverse_senders: 40000\n  bottleneck: core\n",
+			[]string{`f.yaml:4: generator.reverse_senders: gives 80004 nodes; the address plan numbers at most 65536 nodes`}},
+		{"leaf-spine beyond the MACs", "name: g\ngenerator:\n  kind: leaf-spine\n  leaves: 1000\n  hosts_per_leaf: 66\n",
+			[]string{`f.yaml:2: generator: gives 67002 nodes`}},
 		{"parking lot wrong list", "name: g\ngenerator:\n  kind: parking-lot\n  hops: 3\n  hosts_per_switch: [1, 2]\n",
 			[]string{`f.yaml:5: generator.hosts_per_switch: has 2 entries; want one per switch (hops = 3)`}},
 		{"override matching nothing", "name: g\ngenerator: {kind: dumbbell}\noverrides:\n  - {a: s1, b: s9, delay: 1ms}\n",
@@ -436,4 +449,25 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAddressPlanLimitsInCode: a topology with more nodes than the address plan numbers
+// (one switch, 65,536 hosts) names the first node past the limit and the switch with
+// more ports than a MAC can number.
+func TestAddressPlanLimitsInCode(t *testing.T) {
+	tp := &Topology{Name: "big", File: "big.yaml", Nodes: []Node{{Name: "s1", Kind: Switch, Features: DefaultFeatures, Line: 2, Field: "nodes[0]"}}}
+	for i := 1; i <= MaxNodes; i++ {
+		name := "h" + strconv.Itoa(i)
+		tp.Nodes = append(tp.Nodes, Node{Name: name, Kind: Host, Line: 2 + i, Field: "nodes[" + strconv.Itoa(i) + "]"})
+		tp.Links = append(tp.Links, Link{A: name, B: "s1", Params: DefaultParams, Line: 70000 + i, Field: "links[" + strconv.Itoa(i-1) + "]"})
+	}
+	err := tp.Validate()
+	for _, want := range []string{
+		"big.yaml:65538: nodes[65536]: node h65536 is node 65537 and host 65536: the topology gives 65537 nodes; the address plan numbers at most 65536 nodes",
+		"big.yaml:135536: links[65535]: node s1 has more than 65535 links; a switch has at most 65535 ports",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\nlacks %q", err, want)
+		}
+	}
 }

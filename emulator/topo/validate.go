@@ -47,6 +47,7 @@ func (t *Topology) validate(checkName bool) []error {
 			errs = append(errs, n.Features.check(file, n)...)
 		}
 	}
+	errs = append(errs, t.planLimits(file)...)
 	degree := map[string][]string{}
 	adj := map[string][]string{}
 	missing := false
@@ -143,6 +144,32 @@ func (t *Topology) validate(checkName bool) []error {
 	return errs
 }
 
+// planLimits checks the topology against the limits of the address plan: the node
+// that first exceeds one is named (the loader checks a generator's parameters first, so
+// generated nodes alone never exceed them), and so is a switch with more than MaxSwitchPorts links.
+func (t *Topology) planLimits(file string) []error {
+	var errs []error
+	hosts := 0
+	for i, n := range t.Nodes {
+		if n.Kind == Host {
+			hosts++
+		}
+		if msg := planLimit(hosts, i+1); msg != "" {
+			errs = append(errs, posError(file, n.Line, n.Field, fmt.Sprintf("node %s is node %d and host %d: the topology %s", n.Name, i+1, hosts, msg)))
+			break
+		}
+	}
+	ports := map[string]int{}
+	for _, l := range t.Links {
+		for _, e := range []string{l.A, l.B} {
+			if ports[e]++; ports[e] == MaxSwitchPorts+1 {
+				errs = append(errs, posError(file, l.Line, l.Field, fmt.Sprintf("node %s has more than %d links; a switch has at most %d ports (a MAC carries the port number in 16 bits)", e, MaxSwitchPorts, MaxSwitchPorts)))
+			}
+		}
+	}
+	return errs
+}
+
 // check validates resolved features (the YAML path checks the same when loading).
 func (f Features) check(file string, n *Node) []error {
 	var errs []error
@@ -184,4 +211,29 @@ func (f Features) check(file string, n *Node) []error {
 		add("lb.mode", "%q: want ecmp, spray, adaptive or flowlet", f.LB.Mode)
 	}
 	return errs
+}
+
+// Limits of the address plan (emulator/plan assigns addresses and MACs from them).
+const (
+	// MaxHosts is the number of host addresses in the plan's 198.18.0.0/15 (its network
+	// and broadcast addresses are not used).
+	MaxHosts = 1<<17 - 2
+	// MaxNodes is the number of nodes whose MACs are distinct: a MAC carries the node's
+	// index in 16 bits.
+	MaxNodes = 1 << 16
+	// MaxSwitchPorts is the most ports one switch can have: a MAC carries the port's
+	// number (1…N) in 16 bits.
+	MaxSwitchPorts = 1<<16 - 1
+)
+
+// planLimit says which limit of the address plan hosts hosts and nodes nodes in all
+// exceed, or "" when they fit.
+func planLimit(hosts, nodes int) string {
+	switch {
+	case hosts > MaxHosts:
+		return fmt.Sprintf("gives %d hosts; the address plan (198.18.0.0/15) has %d host addresses", hosts, MaxHosts)
+	case nodes > MaxNodes:
+		return fmt.Sprintf("gives %d nodes; the address plan numbers at most %d nodes (a MAC carries the node index in 16 bits)", nodes, MaxNodes)
+	}
+	return ""
 }

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 
 	"reef/afpacket"
 	"reef/emulator/results"
@@ -54,6 +55,10 @@ type Job struct {
 	Duration units.Time `json:"duration"`
 	// SampleInterval is how often every flow is sampled (lab time).
 	SampleInterval units.Time `json:"sample_interval"`
+	// Edges are the times (lab time) of exact snapshots of every flow
+	// (results.Flow.Edges): the measurement window's edges and this host's flows'
+	// stops, so window figures do not depend on the sample interval.
+	Edges []units.Time `json:"edges,omitempty"`
 	// Flows are the flows this host sends.
 	Flows []scenario.HostFlow `json:"flows"`
 	// RTPriority, when > 0, runs the datapath thread under SCHED_FIFO at that priority
@@ -108,9 +113,25 @@ func ReadJob(path string) (*Job, error) {
 type hostsNode struct {
 	hosts []*hostd.Host
 	late  []*hist.Durations
+	// edges are the snapshot times (lab time, sorted), next the first not yet taken;
+	// snap takes one at its time.
+	edges []units.Time
+	next  int
+	snap  func(at units.Time)
+}
+
+// catchUp takes the snapshots due at or before t, each at its own time: the driver
+// calls the node at every frame and every deadline (the next edge's included), so
+// nothing happened between a snapshot's time and t.
+func (a *hostsNode) catchUp(t units.Time) {
+	for a.next < len(a.edges) && a.edges[a.next] <= t {
+		a.snap(a.edges[a.next])
+		a.next++
+	}
 }
 
 func (a *hostsNode) Receive(now units.Time, port int, frame []byte) {
+	a.catchUp(now)
 	if port >= 0 && port < len(a.hosts) {
 		a.hosts[port].Receive(now, 0, frame)
 	}
@@ -118,6 +139,9 @@ func (a *hostsNode) Receive(now units.Time, port int, frame []byte) {
 
 func (a *hostsNode) NextDeadline() units.Time {
 	d := units.Never
+	if a.next < len(a.edges) {
+		d = a.edges[a.next]
+	}
 	for _, h := range a.hosts {
 		d = min(d, h.NextDeadline())
 	}
@@ -137,6 +161,7 @@ func (a *hostsNode) Poll(now units.Time) (switchd.Out, bool) { return a.PollBefo
 // late arrived leave as they would have on time, each by its own ACK. Hosts are polled
 // in order; each is independent of the others, so the order moves no result.
 func (a *hostsNode) PollBefore(at, now units.Time) (switchd.Out, bool) {
+	a.catchUp(at - 1)
 	for i, h := range a.hosts {
 		if h.NextDeadline() >= at {
 			continue
@@ -221,11 +246,15 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 		if interval == 0 || (job.SampleInterval > 0 && job.SampleInterval < interval) {
 			interval = job.SampleInterval
 		}
+		node.edges = append(node.edges, job.Edges...)
 	}
+	slices.Sort(node.edges)
+	node.edges = slices.Compact(node.edges)
 	if interval <= 0 {
 		interval = units.Millisecond
 	}
 	sampler := newFlowSampler(node.hosts, outs)
+	node.snap = sampler.edge
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	drv, err := afpacket.Open(node, afpacket.Config{
@@ -256,6 +285,7 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 		return nil, fmt.Errorf("hostd %s: %w", members[0].Job.Host.Name, err)
 	}
 	now := clock.Now()
+	node.catchUp(now) // edges the driver stopped at or after: nothing happened since
 	sampler.sample(now)
 	st := drv.Stats()
 	for k, h := range node.hosts {
@@ -297,6 +327,19 @@ func (s *flowSampler) sample(now units.Time) {
 			}
 			s.done[k][i] = st.Done
 			s.outs[k].Flows[i].Samples = append(s.outs[k].Flows[i].Samples, results.FlowSampleOf(now, st))
+		}
+	}
+}
+
+// edge snapshots every started flow exactly at one of the jobs' edges (at), into its
+// Edges.
+func (s *flowSampler) edge(at units.Time) {
+	for k, h := range s.hosts {
+		s.stats = h.AppendFlowStats(s.stats[:0])
+		for i := range s.stats {
+			if st := &s.stats[i]; st.Started {
+				s.outs[k].Flows[i].Edges = append(s.outs[k].Flows[i].Edges, results.FlowSampleOf(at, st))
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"reef/emulator/topo"
 	"reef/hostd"
 	"reef/hostd/transport"
+	"reef/internal/hist"
 	"reef/units"
 )
 
@@ -19,17 +20,7 @@ import (
 // thread every sample interval with the GC off. The driver's side of the tick is
 // afpacket's TestTickAllocatesNothing.
 func TestSampleAllocatesNothing(t *testing.T) {
-	tp, err := topo.Parse("t.yaml", []byte(`name: t
-defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
-generator: {kind: dumbbell, hosts: 2}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := dumbbell(t)
 	h1, _ := p.HostByName("h1")
 	h3, _ := p.HostByName("h3")
 	job := &Job{Host: h1.Config, Tuning: transport.DefaultTuning(), Seed: 1, Duration: units.Second,
@@ -61,4 +52,57 @@ generator: {kind: dumbbell, hosts: 2}
 	if n := len(out.Flows[0].Samples); n < 100 {
 		t.Errorf("%d samples of a started flow, want one per sample", n)
 	}
+}
+
+// TestEdgeSnapshots drives a group node as the driver would (polls at 37 µs steps): it
+// wakes at each of the jobs' edges and snapshots every started flow at exactly that
+// time, once, and the edges the run never reached are taken at the end only if the
+// driver stopped past them.
+func TestEdgeSnapshots(t *testing.T) {
+	p := dumbbell(t)
+	h1, _ := p.HostByName("h1")
+	h3, _ := p.HostByName("h3")
+	job := &Job{Host: h1.Config, Tuning: transport.DefaultTuning(), Seed: 1, Duration: units.Millisecond,
+		Flows: []scenario.HostFlow{{Flow: scenario.Flow{ID: 1, Name: "f", Src: "h1", Dst: "h3", CC: "dctcp", Start: 100 * units.Microsecond},
+			DstAddr: h3.Config.Addr, BaseRTT: 100 * units.Microsecond, PathHops: 2}}}
+	h, out, err := build(job, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := []units.Time{50 * units.Microsecond, 300 * units.Microsecond, 700 * units.Microsecond, 2 * units.Millisecond}
+	s := newFlowSampler([]*hostd.Host{h}, []*Output{out})
+	node := &hostsNode{hosts: []*hostd.Host{h}, late: []*hist.Durations{new(hist.Durations)}, edges: edges, snap: s.edge}
+	for now := units.Time(0); now <= units.Millisecond; now += 37 * units.Microsecond {
+		if d := node.NextDeadline(); node.next < len(edges) && d > edges[node.next] {
+			t.Fatalf("at %v: deadline %v after the next edge %v", now, d, edges[node.next])
+		}
+		for {
+			if _, ok := node.PollBefore(now+1, now); !ok {
+				break
+			}
+		}
+	}
+	node.catchUp(units.Millisecond + 10*units.Microsecond) // the driver stopped before 2ms
+	got := out.Flows[0].Edges
+	// 50µs is before the flow started: no snapshot of it.
+	if len(got) != 2 || got[0].T != edges[1] || got[1].T != edges[2] {
+		t.Fatalf("edges %+v; want snapshots at exactly %v and %v", got, edges[1], edges[2])
+	}
+}
+
+// dumbbell plans a 1 Gbit/s dumbbell with two hosts a side (h1, h2 | h3, h4).
+func dumbbell(t *testing.T) *plan.Plan {
+	t.Helper()
+	tp, err := topo.Parse("t.yaml", []byte(`name: t
+defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
+generator: {kind: dumbbell, hosts: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -21,6 +21,10 @@ type Run struct {
 	// Events are the run's timeline events; those for switches of other shards are
 	// ignored.
 	Events []PortEvent
+	// Edges are the run times of exact snapshots of every port (results.Port.Edges):
+	// the measurement window's edges, so window figures do not depend on the sample
+	// interval.
+	Edges []units.Time
 }
 
 // Shard is a running shard: its switches wired on one fabric, plus the run's sampler
@@ -60,7 +64,7 @@ func New(cfg *Config, run Run) (*Shard, error) {
 		ports := make([]results.Port, len(sc.Ports))
 		for j, p := range sc.Ports {
 			ports[j] = results.Port{Switch: sc.Name, Port: j, Name: p.Name, Peer: p.Peer, Rate: p.Rate,
-				Samples: make([]results.PortSample, 0, run.SampleCap)}
+				Samples: make([]results.PortSample, 0, run.SampleCap), Edges: make([]results.PortSample, 0, len(run.Edges))}
 		}
 		s.ports = append(s.ports, ports)
 	}
@@ -100,6 +104,9 @@ func New(cfg *Config, run Run) (*Shard, error) {
 		sm := &sampler{s: s}
 		sm.slot.H = sm
 		eng.Set(&sm.slot, run.Offset)
+	}
+	for _, t := range run.Edges {
+		eng.At(t+run.Offset, &edge{s: s})
 	}
 	s.fab.Start()
 	return s, nil
@@ -167,13 +174,26 @@ type sampler struct {
 
 func (sm *sampler) Fire(now units.Time) {
 	s := sm.s
+	s.snapshot(now, func(p *results.Port, smp results.PortSample) { p.Samples = append(p.Samples, smp) })
+	s.fab.Engine().Set(&sm.slot, now+s.run.SampleInterval)
+}
+
+// edge takes the exact snapshot of every port at one of the run's window edges, in
+// time order with the frames (room for it was allocated up front).
+type edge struct{ s *Shard }
+
+func (e *edge) Fire(now units.Time) {
+	e.s.snapshot(now, func(p *results.Port, smp results.PortSample) { p.Edges = append(p.Edges, smp) })
+}
+
+// snapshot calls add with every port's record and its sample at lab time now.
+func (s *Shard) snapshot(now units.Time, add func(*results.Port, results.PortSample)) {
 	for i, n := range s.nodes {
 		s.depths = n.Switch().Depths(now, s.depths[:0])
 		s.stats = n.Switch().AppendStats(s.stats[:0])
 		for j := range s.ports[i] {
-			s.ports[i][j].Samples = append(s.ports[i][j].Samples, results.PortSampleOf(now-s.run.Offset, &s.stats[j], s.depths[j]))
+			add(&s.ports[i][j], results.PortSampleOf(now-s.run.Offset, &s.stats[j], s.depths[j]))
 		}
 		n.Rearm()
 	}
-	s.fab.Engine().Set(&sm.slot, now+s.run.SampleInterval)
 }

@@ -17,7 +17,8 @@ generator: {kind: dumbbell, hosts: 1}
 // TestEventsAndSamples drives a shard of one switch as the driver would (Poll at
 // increasing times, with the run's time zero 1 ms after the lab's) and checks that the
 // timeline events reach the switch at their run times and that samples are taken once
-// per interval, at exactly their run times (they are events of the shard's engine).
+// per interval and the snapshots at the window's edges once each, at exactly their run
+// times (they are events of the shard's engine).
 func TestEventsAndSamples(t *testing.T) {
 	tp, err := topo.Parse("t.yaml", []byte(testTopo))
 	if err != nil {
@@ -37,7 +38,8 @@ func TestEventsAndSamples(t *testing.T) {
 	}
 	off := units.Millisecond
 	sc := Single(cfg)
-	n, err := New(&sc, Run{Offset: off, SampleInterval: units.Millisecond, Events: events})
+	edges := []units.Time{2500 * units.Microsecond, 9500 * units.Microsecond, 20 * units.Millisecond}
+	n, err := New(&sc, Run{Offset: off, SampleInterval: units.Millisecond, Events: events, Edges: edges})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +69,10 @@ func TestEventsAndSamples(t *testing.T) {
 		t.Errorf("port down seen at run time %v, want 8ms", sawDown)
 	}
 	for i, pt := range n.Samples(0, 11*units.Millisecond).Ports {
+		// The run stops at run time 10.1ms: the 20ms snapshot is never taken.
+		if len(pt.Edges) != 2 || pt.Edges[0].T != edges[0] || pt.Edges[1].T != edges[1] {
+			t.Errorf("port %d: edges %+v; want exact snapshots at run times %v and %v", i, pt.Edges, edges[0], edges[1])
+		}
 		if len(pt.Samples) != 11 {
 			t.Fatalf("port %d: %d samples, want 11 (run time 0..10ms)", i, len(pt.Samples))
 		}
