@@ -137,8 +137,9 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		s.fab.Engine().At(ev.At, &linkEvent{s: s, ev: ev})
 	}
 	s.sampler = sampler{s: s}
+	s.sampler.slot = fabric.Slot{H: &s.sampler, Late: true}
 	if sc.SampleInterval > 0 {
-		s.fab.Engine().At(0, &s.sampler)
+		s.fab.Engine().Set(&s.sampler.slot, 0)
 	}
 	s.fab.Start()
 	return s, nil
@@ -252,15 +253,18 @@ func (e *linkEvent) Fire(now units.Time) {
 	}
 }
 
-// sampler records flow and port samples every SampleInterval.
+// sampler records flow and port samples every SampleInterval. Its slot is Late: it
+// reads the state each sample time ends in, after every frame and timer of that
+// instant, so when it looks (and how often) changes nothing the nodes do.
 type sampler struct {
-	s *Sim
+	s    *Sim
+	slot fabric.Slot
 }
 
 func (sm *sampler) Fire(now units.Time) {
 	sm.s.sample(now)
 	if next := now + sm.s.sc.SampleInterval; next < sm.s.sc.Duration {
-		sm.s.fab.Engine().At(next, sm)
+		sm.s.fab.Engine().Set(&sm.slot, next)
 	}
 }
 
@@ -349,6 +353,10 @@ func (s *Sim) Results() *results.Run {
 	}
 	k := 0
 	for _, n := range s.switches {
+		// A switch processes its departures lazily, when it is next polled: bring it to
+		// now so that its counters do not depend on when it was last looked at (by a
+		// sample, say).
+		s.depths = n.Switch().Depths(now, s.depths[:0])
 		s.pstats = n.Switch().AppendStats(s.pstats[:0])
 		for i := range s.pstats {
 			ps := &s.pstats[i]
