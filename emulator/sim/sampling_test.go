@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"reef/emulator/results"
 	"reef/units"
@@ -63,4 +67,39 @@ func TestSamplingDoesNotPerturb(t *testing.T) {
 	}
 	t.Logf("%d drops, %d marks, %d retransmissions; %d and %d flow samples", drops, marks, retx,
 		len(coarse.Flows[0].Samples), len(fine.Flows[0].Samples))
+}
+
+// BenchmarkSamplingCost runs the sampling lab (TestSamplingDoesNotPerturb's) for 20 ms
+// sampled every millisecond and every 5 µs, writing each run's results as
+// results.json is written (indented JSON), and reports the CPU time of each run with
+// and without the writing, and the ratios (goal: the 5 µs run costs at most 1.1x the
+// 1 ms run, writing included).
+func BenchmarkSamplingCost(b *testing.B) {
+	const d = 20 * units.Millisecond
+	dir := b.TempDir()
+	run := func(every units.Time) (sim, all time.Duration) {
+		c0 := cpuTime()
+		r := samplingLab(b, d, every)
+		c1 := cpuTime()
+		buf, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), buf, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return c1 - c0, cpuTime() - c0
+	}
+	var coarseSim, coarse, fineSim, fine time.Duration
+	for b.Loop() { // alternately, so that a busy moment weighs on both
+		s, a := run(units.Millisecond)
+		coarseSim, coarse = coarseSim+s, coarse+a
+		s, a = run(5 * units.Microsecond)
+		fineSim, fine = fineSim+s, fine+a
+	}
+	n := float64(b.N)
+	b.ReportMetric(coarse.Seconds()/n, "cpu-s/1ms-run")
+	b.ReportMetric(fine.Seconds()/n, "cpu-s/5µs-run")
+	b.ReportMetric(fine.Seconds()/coarse.Seconds(), "5µs/1ms")
+	b.ReportMetric(fineSim.Seconds()/coarseSim.Seconds(), "5µs/1ms-unwritten")
 }
