@@ -117,9 +117,18 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 	for i := range p.Switches {
 		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
 	}
+	// Every port is sampled at every sample time: its series is allocated once.
+	nsamples := 0
+	if sc.SampleInterval > 0 {
+		nsamples = int((sc.Duration + sc.SampleInterval - 1) / sc.SampleInterval)
+	}
 	for _, r := range s.portRef {
 		pc := cfgByName[r.sw.Name()].Ports[r.port]
-		s.ports = append(s.ports, results.Port{Switch: r.sw.Name(), Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate})
+		port := results.Port{Switch: r.sw.Name(), Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate}
+		if nsamples > 0 {
+			port.Samples = make([]results.PortSample, 0, nsamples)
+		}
+		s.ports = append(s.ports, port)
 	}
 	if err := s.addFlows(); err != nil {
 		return nil, err
