@@ -46,7 +46,7 @@ expectations:
   - {name: CHECK2, check: "jain(bulk) >= 0.5"}
 `
 
-func write(t *testing.T, dir, src string) string {
+func write(t testing.TB, dir, src string) string {
 	t.Helper()
 	p := filepath.Join(dir, "x.yaml")
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
