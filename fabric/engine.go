@@ -17,11 +17,16 @@ type Handler interface {
 // The zero Slot is idle; fill H before the first Set.
 type Slot struct {
 	// H is woken when the slot's time comes.
-	H   Handler
-	at  units.Time
-	seq uint64
-	hi  int // position in the heap + 1 (0: no heap entry)
-	qi  int // position in the now-queue + 1 (0: not in it)
+	H Handler
+	// Late makes the slot an observer of its instant (the sim's sampler): it fires
+	// after every other event due at the same time, those scheduled while they fire
+	// included, so what it reads is the state the instant ends in, whatever the order
+	// of the events in it. Set it before the first Set.
+	Late bool
+	at   units.Time
+	seq  uint64
+	hi   int // position in the heap + 1 (0: no heap entry)
+	qi   int // position in the now-queue + 1 (0: not in it)
 	// parked marks a heap entry that is not the slot's pending event: the slot is
 	// firing from it (at the top) or has moved to the now-queue. The entry stays, with
 	// its old key, so that the slot's next Set moves it with one sift instead of a
@@ -40,7 +45,8 @@ type Token = *Slot
 
 // Engine is htsim's EventList as a value: a heap of events ordered by (time, insertion
 // sequence), so ties fire in the order they were scheduled and a run is reproducible.
-// The zero value is ready to use. Not safe for concurrent use.
+// Late slots come last among the events at their time (their sequence has lateBit
+// set). The zero value is ready to use. Not safe for concurrent use.
 //
 // Events scheduled for the current time (a node woken by a frame that reaches it now)
 // skip the heap: they go to a FIFO, the now-queue, which fires after the heap's events
@@ -87,10 +93,13 @@ func (e *Engine) Set(s *Slot, t units.Time) {
 	}
 	e.seq++
 	s.at, s.seq = t, e.seq
+	if s.Late {
+		s.seq |= lateBit
+	}
 	if s.qi != 0 {
 		e.unqueue(s)
 	}
-	if t == e.now {
+	if t == e.now && !s.Late {
 		if s.hi != 0 && !s.parked {
 			s.parked = true
 			e.parked++
@@ -179,7 +188,7 @@ func (e *Engine) Step(until units.Time) bool {
 	for {
 		var s *Slot
 		switch {
-		case len(e.q) > 0 && (e.ncur == 0 || e.q[0].at == e.now) && e.q[0].at <= until:
+		case len(e.q) > 0 && (e.ncur == 0 || e.q[0].at == e.now && e.q[0].seq < lateBit) && e.q[0].at <= until:
 			s = e.q[0].s
 			if s.parked { // the slot moved to the now-queue or was cancelled there
 				e.remove(0)
@@ -222,6 +231,10 @@ func (e *Engine) unqueue0(s *Slot) {
 		e.cur, e.head = e.cur[:0], 0
 	}
 }
+
+// lateBit is set in the sequence of a Late slot's event: it orders after every other
+// event at its time (sequences stay far below 2⁶³).
+const lateBit = 1 << 63
 
 // before reports whether a orders before b: earlier, or as early and scheduled first.
 func before(a, b *hent) bool { return beforeBit(a, b) != 0 }

@@ -283,3 +283,59 @@ func TestEngineChaosMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// chain fires, then schedules next at the same instant (a node waking its peer).
+type chain struct {
+	e    *Engine
+	id   int
+	next Handler
+	log  *[]int
+}
+
+func (c *chain) Fire(now units.Time) {
+	*c.log = append(*c.log, c.id)
+	if c.next != nil {
+		c.e.At(now, c.next)
+	}
+}
+
+// A Late slot fires after every other event at its time, those scheduled at that time
+// while the instant runs (the now-queue) included, and before the next instant; late
+// slots at one time keep their insertion order.
+func TestEngineLateSlotEndsItsInstant(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   units.Time // when the late slots are set: before the run, or from an event at 10
+	}{
+		{"set before the run", 0},
+		{"set during the instant", 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e Engine
+			var log []int
+			var at []units.Time
+			late1 := &Slot{H: rec{100, &log, &at}, Late: true}
+			late2 := &Slot{H: rec{101, &log, &at}, Late: true}
+			setLate := func() { e.Set(late1, 10); e.Set(late2, 10) }
+			if tc.at == 0 {
+				setLate()
+			}
+			third := &chain{e: &e, id: 3, log: &log}
+			second := &chain{e: &e, id: 2, next: third, log: &log}
+			e.At(10, &chain{e: &e, id: 1, next: second, log: &log})
+			if tc.at != 0 {
+				e.At(10, fireFunc(func(units.Time) { setLate() }))
+			}
+			e.At(11, rec{4, &log, &at})
+			e.Run(units.Never)
+			want := []int{1, 2, 3, 100, 101, 4}
+			if !slices.Equal(log, want) {
+				t.Fatalf("order %v, want %v", log, want)
+			}
+		})
+	}
+}
+
+type fireFunc func(units.Time)
+
+func (f fireFunc) Fire(now units.Time) { f(now) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +46,8 @@ type runOptions struct {
 	limits string
 	// swArgs are extra arguments for every switchd
 	swArgs []string
+	// jobs is how many sweep points run at once (sim only)
+	jobs int
 	// dashboard serves the live view on dashAddr
 	dashboard bool
 	dashAddr  string
@@ -77,6 +81,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.IntVar(&ro.shards, "shards", 0, "netns, docker: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
 	f.StringArrayVar(&ro.swArgs, "switchd-arg", nil, "netns, docker: extra argument for every switchd (repeatable)")
 	f.StringVar(&ro.limits, "limits", calibrate.DefaultPath, "the machine's calibrated limits (reef calibrate); a point asking for faster links is flagged before it starts (\"\": no check)")
+	f.IntVarP(&ro.jobs, "jobs", "j", runtime.NumCPU(), "sweep points run at once on the sim backend (the results do not depend on it; other backends run one at a time)")
 	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
 	f.StringVar(&ro.dashAddr, "dashboard-addr", dashboard.DefaultAddr, "the live view's address (loopback only)")
@@ -84,6 +89,9 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 }
 
 func runRun(ctx context.Context, ro *runOptions, path string) error {
+	if ro.jobs < 1 {
+		return &exitError{code: 2, err: fmt.Errorf("-j %d: want 1 or more", ro.jobs)}
+	}
 	if ro.retryDegraded < 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--retry-degraded %d: want 0 or more", ro.retryDegraded)}
 	}
@@ -99,7 +107,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
 		TimeScale: ro.timeScale, BackendTimeScale: ro.backendTimeScale, Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures,
-		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits)})
+		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits), Jobs: ro.jobs})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)
@@ -136,11 +144,18 @@ func printOutcome(w io.Writer, out *runner.Outcome) {
 
 // progress draws a bar on a terminal (emulated time against the run's, the speed and
 // an estimate of the time left; before that, the lab being set up) and a plain line per
-// run otherwise.
+// run otherwise. With several runs under way (reef run -j) the status line shows each
+// one's bar, side by side.
 type progress struct {
-	w     io.Writer
-	line  statusLine
-	i, n  int
+	w    io.Writer
+	line statusLine
+	n    int
+	runs []*runProgress // under way, in the order they started
+}
+
+// runProgress is one run under way.
+type runProgress struct {
+	i     int
 	label string
 	start time.Time
 	// since and from are when and at what emulated time the run was first seen
@@ -148,6 +163,7 @@ type progress struct {
 	since  time.Time
 	from   units.Time
 	stages upStages
+	text   string // its part of the status line
 }
 
 // newProgress reports to w, drawing a bar when tty; now is the clock (nil: time.Now).
@@ -156,42 +172,89 @@ func newProgress(w io.Writer, tty bool, now func() time.Time) *progress {
 }
 
 func (p *progress) Start(i, n int, label string) {
-	p.i, p.n, p.label, p.start = i, n, label, p.line.now()
-	p.since, p.from, p.stages = time.Time{}, 0, nil
+	p.n = n
+	r := &runProgress{i: i, label: label, start: p.line.now()}
+	if k := p.find(i); k >= 0 {
+		p.runs[k] = r // started again (--retry-degraded)
+	} else {
+		p.runs = append(p.runs, r)
+	}
 	if !p.line.tty {
 		fmt.Fprintf(p.w, "[%d/%d] %s …\n", i+1, n, label)
 	}
 }
 
-// Setup implements runner.SetupProgress: the run's lab is being brought up.
-func (p *progress) Setup(u emulator.UpProgress) {
-	complete := p.stages.add(u)
-	p.line.draw(fmt.Sprintf("[%d/%d] %s: setting up the lab: %s", p.i+1, p.n, p.label, p.stages), complete)
+// find is the index in runs of run i (-1: not under way).
+func (p *progress) find(i int) int {
+	return slices.IndexFunc(p.runs, func(r *runProgress) bool { return r.i == i })
 }
 
-func (p *progress) Update(reached, total units.Time) {
-	if !p.line.tty || total <= 0 {
+// last is the run started last (nil: none): the one runs one at a time report on.
+func (p *progress) last() *runProgress {
+	if len(p.runs) == 0 {
+		return nil
+	}
+	return p.runs[len(p.runs)-1]
+}
+
+// Setup implements runner.SetupProgress: the run's lab is being brought up.
+func (p *progress) Setup(u emulator.UpProgress) {
+	r := p.last()
+	if r == nil {
 		return
 	}
+	complete := r.stages.add(u)
+	r.text = fmt.Sprintf("[%d/%d] %s: setting up the lab: %s", r.i+1, p.n, r.label, r.stages)
+	p.draw(complete)
+}
+
+// Update moves the bar of the run started last (runs one at a time).
+func (p *progress) Update(reached, total units.Time) {
+	if r := p.last(); r != nil {
+		p.UpdatePoint(r.i, reached, total)
+	}
+}
+
+// UpdatePoint moves run i's bar (runner.PointProgress).
+func (p *progress) UpdatePoint(i int, reached, total units.Time) {
+	k := p.find(i)
+	if !p.line.tty || total <= 0 || k < 0 {
+		return
+	}
+	r := p.runs[k]
 	now := p.line.now()
-	if reached > 0 && p.since.IsZero() {
-		p.since, p.from = now, reached
+	if reached > 0 && r.since.IsZero() {
+		r.since, r.from = now, reached
 	}
 	const width = 30
 	frac := min(float64(reached)/float64(total), 1)
 	bar := strings.Repeat("█", int(frac*width)) + strings.Repeat("·", width-int(frac*width))
 	speed := ""
-	if wall := now.Sub(p.start); wall > 0 {
+	if wall := now.Sub(r.start); wall > 0 {
 		speed = fmt.Sprintf(" %.3g× real time", reached.Seconds()/wall.Seconds())
 	}
 	left := ""
-	if ran := now.Sub(p.since); !p.since.IsZero() && ran > 0 && reached > p.from && reached < total {
+	if ran := now.Sub(r.since); !r.since.IsZero() && ran > 0 && reached > r.from && reached < total {
 		// a second or more: a shorter wait needs no estimate
-		if rest := time.Duration(float64(ran) * float64(total-reached) / float64(reached-p.from)); rest >= time.Second {
+		if rest := time.Duration(float64(ran) * float64(total-reached) / float64(reached-r.from)); rest >= time.Second {
 			left = " · about " + roundLeft(rest).String() + " left"
 		}
 	}
-	p.line.draw(fmt.Sprintf("[%d/%d] %s %s %v/%v%s%s", p.i+1, p.n, p.label, bar, reached, total, speed, left), reached >= total)
+	r.text = fmt.Sprintf("[%d/%d] %s %s %v/%v%s%s", r.i+1, p.n, r.label, bar, reached, total, speed, left)
+	p.draw(reached >= total)
+}
+
+// draw shows every run under way on the status line.
+func (p *progress) draw(force bool) {
+	texts := make([]string, 0, len(p.runs))
+	for _, r := range p.runs {
+		if r.text != "" {
+			texts = append(texts, r.text)
+		}
+	}
+	if len(texts) > 0 {
+		p.line.draw(strings.Join(texts, " │ "), force)
+	}
 }
 
 // roundLeft rounds an estimate of the time left to what it can tell: seconds, or
@@ -205,20 +268,27 @@ func roundLeft(d time.Duration) time.Duration {
 
 func (p *progress) Done(i int, s *report.Summary, err error) {
 	p.line.clear()
-	wall := p.line.now().Sub(p.start).Round(time.Millisecond)
+	k := p.find(i)
+	if k < 0 {
+		return
+	}
+	r := p.runs[k]
+	p.runs = slices.Delete(p.runs, k, k+1)
+	wall := p.line.now().Sub(r.start).Round(time.Millisecond)
 	switch {
 	case err != nil && s == nil:
-		fmt.Fprintf(p.w, "[%d/%d] %s: %v\n", i+1, p.n, p.label, err)
+		fmt.Fprintf(p.w, "[%d/%d] %s: %v\n", i+1, p.n, r.label, err)
 	default:
 		verdict := "pass"
 		if !s.Pass {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s in %v (fidelity %s)\n", i+1, p.n, p.label, verdict, wall, s.Fidelity.Verdict)
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s in %v (fidelity %s)\n", i+1, p.n, r.label, verdict, wall, s.Fidelity.Verdict)
 		for _, w := range s.Warnings {
 			fmt.Fprintf(p.w, "  warning: %s\n", w)
 		}
 	}
+	p.draw(true) // the runs still under way
 }
 
 func (p *progress) finish() { p.line.clear() }

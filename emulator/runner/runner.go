@@ -11,9 +11,15 @@
 //	out, err := runner.Run(ctx, "experiments/poseidon-multihop.yaml", runner.Options{Backend: "sim"})
 //	// out.Dir holds the results; out.Pass says whether every expectation held
 //
+// # Concurrency
+//
+// On a Concurrent backend (the sim), Options.Jobs sweep points run at once, each on
+// its own goroutine with its own lab; every point's directory and summary are what a
+// serial run writes, and the sweep is evaluated once all are done, in sweep order.
+//
 // # Limitations
 //
-// Runs of a sweep execute one after another.
+// Runs on the netns and docker backends execute one after another (one lab at a time).
 package runner
 
 import (
@@ -72,6 +78,23 @@ type Options struct {
 	// Limits, when set, are the machine's calibrated limits (reef calibrate): a point
 	// of a real backend whose links are faster is flagged before anything runs.
 	Limits *calibrate.Limits
+	// Jobs is how many sweep points run at once (reef run -j), on a backend that is
+	// Concurrent and without a live view (an Observer); 0 or 1 runs them one after
+	// another. The results do not depend on it: every point is the same run either way.
+	Jobs int
+}
+
+// Concurrent is implemented by a backend whose runs are independent computations that
+// may go side by side in one process (the sim); Options.Jobs applies only to those.
+type Concurrent interface {
+	Concurrent() bool
+}
+
+// PointProgress is a Progress that can follow several runs at once (Options.Jobs > 1):
+// the runner calls UpdatePoint, naming the run, instead of Update.
+type PointProgress interface {
+	Progress
+	UpdatePoint(i int, reached, total units.Time)
 }
 
 // Progress is told what the runner is doing.
@@ -168,98 +191,56 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if opts.NoFigures {
 		writeRun, writeSweep = report.WriteRunData, report.WriteSweepData
 	}
+	jobs := opts.Jobs
+	if c, ok := be.(Concurrent); !ok || !c.Concurrent() {
+		jobs = 1 // a lab of real namespaces or containers at a time
+	}
+	if _, ok := opts.Progress.(Observer); ok {
+		jobs = 1 // the live view watches one run at a time
+	}
+	sw := &sweep{ctx: ctx, x: x, be: be, opts: opts, dir: dir, runs: runs, writeRun: writeRun,
+		done: make([]pointResult, len(runs))}
+	sw.runAll(max(jobs, 1))
 	out := &Outcome{Dir: dir, Pass: true, Warnings: warnings}
 	var entries []report.RunEntry
-	for i, r := range runs {
-		sub := filepath.Join(dir, runDirName(r))
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			return out, fmt.Errorf("runner: %w", err)
+	stopped := -1 // the first point interrupted or failed part-way
+	for i, d := range sw.done {
+		if d.err != nil {
+			// A point without results stops the sweep, as it would have run alone;
+			// what the others measured is written in their directories.
+			return out, d.err
 		}
-		if opts.Progress != nil {
-			opts.Progress.Start(i, len(runs), r.Scenario.Name)
+		if d.s == nil {
+			continue // never started: an earlier point stopped the sweep
 		}
-		ro := emulator.RunOptions{OutDir: sub, Capture: opts.Capture, Shards: opts.Shards, SwitchdArgs: opts.SwitchdArgs}
-		if opts.Progress != nil {
-			ro.Progress = opts.Progress.Update
+		out.Summaries = append(out.Summaries, d.s)
+		entries = append(entries, report.RunEntry{Dir: d.sub, Summary: d.s})
+		if d.runErr != nil && stopped < 0 {
+			stopped = i
 		}
-		if sp, ok := opts.Progress.(SetupProgress); ok {
-			ro.Setup = sp.Setup
+	}
+	if stopped >= 0 {
+		d, name := sw.done[stopped], runs[stopped].Scenario.Name
+		out.Interrupted = true
+		out.Pass = false
+		for _, s := range out.Summaries {
+			out.Results = append(out.Results, s.Expectations...)
 		}
-		if ob, ok := opts.Progress.(Observer); ok {
-			ob.Plan(i, r.Plan)
-			ro.Observe = ob.Observe
+		if _, err := writeSweep(dir, entries); err != nil {
+			return out, errors.Join(d.runErr, err)
 		}
-		var (
-			res    *results.Run
-			s      *report.Summary
-			runErr error
-		)
-		for attempt := 1; ; attempt++ {
-			res, runErr = be.Run(ctx, r.Plan, r.Scenario, ro)
-			if res == nil {
-				if runErr == nil {
-					runErr = errors.New("backend returned no results")
-				}
-				if opts.Progress != nil {
-					opts.Progress.Done(i, nil, runErr)
-				}
-				return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, runErr)
-			}
-			res.Attempts = attempt
-			var err error
-			if s, err = summarize(x, r, res); err != nil {
-				return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
-			}
-			// runErr here means Ctrl-C, or a run that failed part-way (a daemon died):
-			// keep what this attempt measured.
-			if runErr != nil || s.Fidelity.Verdict != "degraded" || attempt > opts.RetryDegraded {
-				break
-			}
-			slog.Info("run degraded, running it again", "run", r.Scenario.Name, "attempt", attempt,
-				"why", report.DegradedWhy(s.Fidelity))
-			// The next attempt writes its own captures and series; none of this one's stay.
-			if err := os.RemoveAll(sub); err != nil {
-				return out, fmt.Errorf("runner: %w", err)
-			}
-			if err := os.MkdirAll(sub, 0o755); err != nil {
-				return out, fmt.Errorf("runner: %w", err)
-			}
-			if opts.Progress != nil {
-				opts.Progress.Start(i, len(runs), fmt.Sprintf("%s (attempt %d)", r.Scenario.Name, attempt+1))
-			}
+		if ctx.Err() == nil {
+			return out, fmt.Errorf("runner: %s failed; what was measured is in %s: %w", name, d.sub, d.runErr)
 		}
-		interrupted := runErr != nil
-		// summary.json, results.json, input.json, time series, plots and report.html
-		if err := writeRun(sub, s, res); err != nil {
-			return out, fmt.Errorf("runner: %s: %w", r.Scenario.Name, err)
-		}
-		out.Summaries = append(out.Summaries, s)
-		entries = append(entries, report.RunEntry{Dir: sub, Summary: s})
-		if opts.Progress != nil {
-			opts.Progress.Done(i, s, runErr)
-		}
-		if interrupted {
-			out.Interrupted = true
-			out.Pass = false
-			for _, s := range out.Summaries {
-				out.Results = append(out.Results, s.Expectations...)
-			}
-			if _, err := writeSweep(dir, entries); err != nil {
-				return out, errors.Join(runErr, err)
-			}
-			if ctx.Err() == nil {
-				return out, fmt.Errorf("runner: %s failed; what was measured is in %s: %w", r.Scenario.Name, sub, runErr)
-			}
-			return out, fmt.Errorf("runner: interrupted during %s; what was measured is in %s: %w", r.Scenario.Name, dir, runErr)
-		}
+		return out, fmt.Errorf("runner: interrupted during %s; what was measured is in %s: %w", name, dir, d.runErr)
 	}
 	// The combined report evaluates every check over the sweep, including those that
 	// compare runs (convergence_time(poseidon) * 3 <= convergence_time(swift)).
-	sw, err := writeSweep(dir, entries)
+	res, err := writeSweep(dir, entries)
 	if err != nil {
 		return out, fmt.Errorf("runner: %w", err)
 	}
-	out.Results, out.Pass, out.NotEvaluated = sw.Expectations, sw.Pass, sw.NotEvaluated
+	out.Results, out.Pass, out.NotEvaluated = res.Expectations, res.Pass, res.NotEvaluated
 	return out, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ expectations:
   - {name: CHECK2, check: "jain(bulk) >= 0.5"}
 `
 
-func write(t *testing.T, dir, src string) string {
+func write(t testing.TB, dir, src string) string {
 	t.Helper()
 	p := filepath.Join(dir, "x.yaml")
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
@@ -387,4 +388,83 @@ func TestCheckLimitsFlagsBeforeRunning(t *testing.T) {
 	if w := checkLimits(limits(50*units.Mbps), "sim", runs); len(w) != 0 {
 		t.Errorf("sim: warnings %q, want none", w)
 	}
+}
+
+// With Jobs > 1 the sim's sweep points run side by side and write exactly what a serial
+// run writes, point for point; the progress hears of every point by its index.
+func TestRunJobsMatchesSerial(t *testing.T) {
+	dir := t.TempDir()
+	src := strings.Replace(tiny, "  M: [1, 2]\n", "  cc: [swift, dctcp]\n  M: [1, 2]\n", 1)
+	src = strings.Replace(src, "defaults: {cc: swift}", "defaults: {cc: \"${cc}\"}", 1)
+	path := write(t, dir, src)
+	files := func(out string) map[string][]byte {
+		got := map[string][]byte{}
+		err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(out, p)
+			got[rel] = wallRe.ReplaceAll(b, []byte(`"wall_time": 0`))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	var want map[string][]byte
+	for _, jobs := range []int{1, 3} {
+		out := filepath.Join(dir, fmt.Sprint("j", jobs))
+		p := &pointLog{}
+		o, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: out, NoFigures: true, Jobs: jobs, Progress: p})
+		if err != nil || !o.Pass || len(o.Summaries) != 4 {
+			t.Fatalf("-j %d: err %v, pass %v, %d summaries", jobs, err, o.Pass, len(o.Summaries))
+		}
+		for i, s := range o.Summaries {
+			if want := []string{"cc=swift,M=1", "cc=swift,M=2", "cc=dctcp,M=1", "cc=dctcp,M=2"}[i]; !strings.HasSuffix(s.Run, want) {
+				t.Errorf("-j %d: summary %d is %s, want the sweep's order (%s)", jobs, i, s.Run, want)
+			}
+		}
+		if fmt.Sprint(p.started) != "[0 1 2 3]" || fmt.Sprint(p.finished) != "[0 1 2 3]" || len(p.updated) != 4 {
+			t.Errorf("-j %d: progress started %v, finished %v, updated %v; want every point", jobs, p.started, p.finished, p.updated)
+		}
+		got := files(out)
+		if want == nil {
+			want = got
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("-j %d wrote %d files, -j 1 %d", jobs, len(got), len(want))
+		}
+		for f, b := range want {
+			if !bytes.Equal(got[f], b) {
+				t.Errorf("-j %d: %s differs from -j 1's", jobs, f)
+			}
+		}
+	}
+}
+
+// pointLog records which points a sweep's progress heard of (sorted, so that the order
+// in which parallel points start or finish does not matter).
+type pointLog struct {
+	started, finished []int
+	updated           map[int]bool
+}
+
+func (p *pointLog) Start(i, _ int, _ string) { p.started = insertSorted(p.started, i) }
+func (p *pointLog) Update(units.Time, units.Time) {
+	panic("a PointProgress is told which point moved")
+}
+func (p *pointLog) UpdatePoint(i int, _, _ units.Time) {
+	if p.updated == nil {
+		p.updated = map[int]bool{}
+	}
+	p.updated[i] = true
+}
+func (p *pointLog) Done(i int, _ *report.Summary, _ error) { p.finished = insertSorted(p.finished, i) }
+
+func insertSorted(s []int, v int) []int {
+	i, _ := slices.BinarySearch(s, v)
+	return slices.Insert(s, i, v)
 }

@@ -159,3 +159,7 @@ func (cs captureFiles) close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Concurrent reports that runs may go side by side (runner.Concurrent): each has its own
+// lab in memory and shares nothing with another.
+func (Backend) Concurrent() bool { return true }

@@ -132,9 +132,18 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 	for i := range p.Switches {
 		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
 	}
+	// Every port is sampled at every sample time: its series is allocated once.
+	nsamples := 0
+	if sc.SampleInterval > 0 {
+		nsamples = int((sc.Duration + sc.SampleInterval - 1) / sc.SampleInterval)
+	}
 	for _, r := range s.portRef {
 		pc := cfgByName[r.sw.Name()].Ports[r.port]
-		s.ports = append(s.ports, results.Port{Switch: r.sw.Name(), Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate})
+		port := results.Port{Switch: r.sw.Name(), Port: r.port, Name: pc.Name, Peer: pc.Peer, Rate: pc.Rate}
+		if nsamples > 0 {
+			port.Samples = make([]results.PortSample, 0, nsamples)
+		}
+		s.ports = append(s.ports, port)
 	}
 	if err := s.addFlows(); err != nil {
 		return nil, err
@@ -152,8 +161,9 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		s.fab.Engine().At(ev.At, &linkEvent{s: s, ev: ev})
 	}
 	s.sampler = sampler{s: s}
+	s.sampler.slot = fabric.Slot{H: &s.sampler, Late: true}
 	if sc.SampleInterval > 0 {
-		s.fab.Engine().At(0, &s.sampler)
+		s.fab.Engine().Set(&s.sampler.slot, 0)
 	}
 	// Exact snapshots at the window's start and each flow's stop (Results takes the
 	// run's end): window figures never depend on the sample interval.
@@ -277,15 +287,18 @@ func (e *linkEvent) Fire(now units.Time) {
 	}
 }
 
-// sampler records flow and port samples every SampleInterval.
+// sampler records flow and port samples every SampleInterval. Its slot is Late: it
+// reads the state each sample time ends in, after every frame and timer of that
+// instant, so when it looks (and how often) changes nothing the nodes do.
 type sampler struct {
-	s *Sim
+	s    *Sim
+	slot fabric.Slot
 }
 
 func (sm *sampler) Fire(now units.Time) {
 	sm.s.sample(now)
 	if next := now + sm.s.sc.SampleInterval; next < sm.s.sc.Duration {
-		sm.s.fab.Engine().At(next, sm)
+		sm.s.fab.Engine().Set(&sm.slot, next)
 	}
 }
 
@@ -445,6 +458,10 @@ func (s *Sim) Results() *results.Run {
 	}
 	k := 0
 	for _, n := range s.switches {
+		// A switch processes its departures lazily, when it is next polled: bring it to
+		// now so that its counters do not depend on when it was last looked at (by a
+		// sample, say).
+		s.depths = n.Switch().Depths(now, s.depths[:0])
 		s.pstats = n.Switch().AppendStats(s.pstats[:0])
 		for i := range s.pstats {
 			ps := &s.pstats[i]

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// websearchK16 is the large-fabric run: a k = 16 fat tree (1,024 hosts, 320 switches)
+// in websearch-fct's paper units (100 Gbit/s, 1 µs links, τ = 100), every host
+// offering 50% of its rate in web search flows for 10 ms of paper time.
+const websearchK16 = `name: websearch-k16
+topology:
+  name: fat-tree-k16
+  defaults: {rate: 100Gbps, delay: 1us, buffer: 32MB, mtu: 1500}
+  generator: {kind: fat-tree, k: 16}
+time_scale: 100
+duration: 10ms
+warmup: 0.1ms
+sample_interval: 50us
+seed: 1
+switches:
+  "*":
+    ecn: {mode: step, k: 100KB}
+    lb: {mode: ecmp}
+defaults: {cc: swift}
+workloads:
+  - {kind: poisson, group: web, cdf: websearch, load: 0.5, hosts: [all], stop: 10ms}
+expectations:
+  - {name: most-finish, check: "web.finished >= 0.5 * web.flows"}
+`
+
+// BenchmarkFatTreeK16WebSearch runs websearchK16 on the sim, writing its results as
+// reef run --no-figures does, and reports its wall time, CPU time and the process's
+// peak resident memory, and logs its FCT slowdowns by size bucket. It takes minutes:
+//
+//	go test -run '^$' -bench FatTreeK16WebSearch -benchtime 1x ./emulator/runner
+func BenchmarkFatTreeK16WebSearch(b *testing.B) {
+	dir := b.TempDir()
+	path := write(b, dir, websearchK16)
+	var cpu, wall time.Duration
+	for b.Loop() {
+		c0, w0 := cpuTime(), time.Now()
+		o, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: filepath.Join(dir, "out"), NoFigures: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu, wall = cpu+cpuTime()-c0, wall+time.Since(w0)
+		s := o.Summaries[0]
+		for _, g := range s.Groups {
+			if g.Slowdown != nil {
+				b.Logf("%s: %d flows, %d finished, FCT slowdown mean %.2f p50 %.2f p99 %.2f", g.Name, g.Flows,
+					g.Slowdown.Count, g.Slowdown.Mean, g.Slowdown.P50, g.Slowdown.P99)
+			}
+		}
+		for _, bk := range s.FCTBuckets {
+			if bk.Slowdown != nil {
+				b.Logf("%s flows: %d finished, FCT slowdown mean %.2f p50 %.2f p99 %.2f", bk.Name, bk.Slowdown.Count,
+					bk.Slowdown.Mean, bk.Slowdown.P50, bk.Slowdown.P99)
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-MB")
+	}
+	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/run")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/run")
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

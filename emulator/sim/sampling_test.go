@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"reef/emulator/results"
+	"reef/units"
+)
+
+// samplingLab is a run with drops and ties: the k = 4 fat tree's permutation of Swift
+// flows (the speed benchmark's) plus an incast of fixed-window flows into h1 through
+// 60 KB buffers. Fixed windows on equal paths line frames up to the nanosecond, so
+// frames reach switches at the same instant on different ports, and the incast
+// overflows h1's ToR port.
+func samplingLab(t testing.TB, d, every units.Time) *results.Run {
+	p, sc := fatTreePermutation(t, d)
+	for i := range p.Switches {
+		for j := range p.Switches[i].Config.Ports {
+			p.Switches[i].Config.Ports[j].Buffer = 60 * units.Kilobyte
+		}
+	}
+	for i := 2; i <= 16; i += 2 {
+		sc.Flows = append(sc.Flows, fixedFlow(uint32(100+i), fmt.Sprintf("incast%d", i), fmt.Sprintf("h%d", i), "h1", 30*units.Kilobyte))
+	}
+	sc.SampleInterval = every
+	s, err := New(p, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunUntil(d)
+	return s.Results()
+}
+
+// A run's results do not depend on its sample interval: observing a simulation does not
+// perturb it. Every flow's and port's counters are identical whether it is sampled every
+// millisecond or every 5 µs.
+func TestSamplingDoesNotPerturb(t *testing.T) {
+	const d = 20 * units.Millisecond
+	coarse := samplingLab(t, d, units.Millisecond)
+	fine := samplingLab(t, d, 5*units.Microsecond)
+	var drops, marks, retx int64
+	for i, a := range coarse.Flows {
+		b := fine.Flows[i]
+		if a.Acked != b.Acked || a.Retransmits != b.Retransmits || a.Spurious != b.Spurious ||
+			a.Timeouts != b.Timeouts || a.Finish != b.Finish {
+			t.Errorf("flow %s: 1 ms sampling: acked %d, retransmits %d, spurious %d, timeouts %d, finish %v; 5 µs: %d, %d, %d, %d, %v",
+				a.Name, a.Acked, a.Retransmits, a.Spurious, a.Timeouts, a.Finish, b.Acked, b.Retransmits, b.Spurious, b.Timeouts, b.Finish)
+		}
+		retx += a.Retransmits
+	}
+	for i, a := range coarse.Ports {
+		b := fine.Ports[i]
+		if a.TxBytes != b.TxBytes || a.TxPackets != b.TxPackets || a.Drops != b.Drops || a.Marks != b.Marks || a.PauseTime != b.PauseTime {
+			t.Errorf("port %s:%d: 1 ms sampling: tx %d B %d pkts, drops %d, marks %d; 5 µs: %d B %d pkts, drops %d, marks %d",
+				a.Switch, a.Port, a.TxBytes, a.TxPackets, a.Drops, a.Marks, b.TxBytes, b.TxPackets, b.Drops, b.Marks)
+		}
+		drops += a.Drops
+		marks += a.Marks
+	}
+	if drops == 0 || retx == 0 || marks == 0 {
+		t.Fatalf("the lab should drop, mark and retransmit: %d drops, %d marks, %d retransmissions", drops, marks, retx)
+	}
+	t.Logf("%d drops, %d marks, %d retransmissions; %d and %d flow samples", drops, marks, retx,
+		len(coarse.Flows[0].Samples), len(fine.Flows[0].Samples))
+}
+
+// BenchmarkSamplingCost runs the sampling lab (TestSamplingDoesNotPerturb's) for 20 ms
+// sampled every millisecond and every 5 µs, writing each run's results as
+// results.json is written (indented JSON), and reports the CPU time of each run with
+// and without the writing, and the ratios (goal: the 5 µs run costs at most 1.1x the
+// 1 ms run, writing included).
+func BenchmarkSamplingCost(b *testing.B) {
+	const d = 20 * units.Millisecond
+	dir := b.TempDir()
+	run := func(every units.Time) (sim, all time.Duration) {
+		c0 := cpuTime()
+		r := samplingLab(b, d, every)
+		c1 := cpuTime()
+		buf, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), buf, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return c1 - c0, cpuTime() - c0
+	}
+	var coarseSim, coarse, fineSim, fine time.Duration
+	for b.Loop() { // alternately, so that a busy moment weighs on both
+		s, a := run(units.Millisecond)
+		coarseSim, coarse = coarseSim+s, coarse+a
+		s, a = run(5 * units.Microsecond)
+		fineSim, fine = fineSim+s, fine+a
+	}
+	n := float64(b.N)
+	b.ReportMetric(coarse.Seconds()/n, "cpu-s/1ms-run")
+	b.ReportMetric(fine.Seconds()/n, "cpu-s/5µs-run")
+	b.ReportMetric(fine.Seconds()/coarse.Seconds(), "5µs/1ms")
+	b.ReportMetric(fineSim.Seconds()/coarseSim.Seconds(), "5µs/1ms-unwritten")
+}
