@@ -38,7 +38,8 @@ func TestStalledHostDegradesRun(t *testing.T) {
 	go func() {
 		stops <- stopPeriodically(ctx, filepath.Join(out, "h1.group.json"), 10*time.Millisecond, 100*time.Millisecond)
 	}()
-	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out})
+	// Two shards: s1's hosts and s2's in host daemons of their own, so only h1 stalls.
+	run, err := netns.Backend{}.Run(context.Background(), p, sc, emulator.RunOptions{OutDir: out, Shards: 2})
 	cancel()
 	n := <-stops
 	if err != nil {
@@ -113,7 +114,8 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 	go func() {
 		stops <- stopPeriodically(ctx, filepath.Join(out, "run", "h1.group.json"), 11*time.Millisecond, 100*time.Millisecond)
 	}()
-	ns, err := runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true})
+	// Two shards: the sender's host daemon runs h1 alone (its group file is h1's).
+	ns, err := runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true, Shards: 2})
 	cancel()
 	n := <-stops
 	if err != nil {

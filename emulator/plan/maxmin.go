@@ -90,7 +90,7 @@ func MaxMin(p *Plan, flows []Flow) ([]units.Rate, error) {
 
 // MaxMinPlaced is MaxMin, also saying how it placed the flows.
 func MaxMinPlaced(p *Plan, flows []Flow) ([]units.Rate, Placement, error) {
-	g := newGraph(p)
+	g := graphOf(p)
 	type use struct {
 		link int // directed link: 2*Links index + (0 forward, 1 backward)
 		w    float64

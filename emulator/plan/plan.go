@@ -22,6 +22,9 @@ type Plan struct {
 	Links []Link `json:"links"`
 	// Seed is the seed the plan was built with (switch seeds derive from it).
 	Seed uint64 `json:"seed"`
+
+	// g is the routing graph path queries use, built on the first (see graphOf).
+	g *graph
 }
 
 // Host is one host node.
