@@ -96,8 +96,14 @@ func noLossExperiment(alg string, f noLossFabric) string {
 // noLossRun compiles the experiment of alg on f and runs it on the sim.
 func noLossRun(t *testing.T, alg string, f noLossFabric) *results.Run {
 	t.Helper()
-	src := noLossExperiment(alg, f)
-	x, err := experiment.Parse("noloss.yaml", []byte(src))
+	_, run := runExperiment(t, noLossExperiment(alg, f))
+	return run
+}
+
+// runExperiment compiles the experiment file src (one point) for the sim and runs it.
+func runExperiment(t *testing.T, src string) (*experiment.Run, *results.Run) {
+	t.Helper()
+	x, err := experiment.Parse("test.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}
@@ -110,7 +116,7 @@ func noLossRun(t *testing.T, alg string, f noLossFabric) *results.Run {
 		t.Fatal(err)
 	}
 	s.RunUntil(r.Scenario.Duration)
-	return s.Results()
+	return r, s.Results()
 }
 
 // A long-lived run that drops nothing has no retransmission timeouts and no
