@@ -16,6 +16,32 @@ import (
 // TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - ETH_HLEN = 80 - 14.
 const ringMacOffset = 80 - 14
 
+// ringFrameRoom is what a ring slot holds beyond the MTU: the kernel's slot header up to
+// the frame (ringMacOffset), an Ethernet header with one VLAN tag, and the release
+// trailer.
+const ringFrameRoom = ringMacOffset + 18 + TrailerLen
+
+// ringGeometry is the shape of a TPACKET_V2 RX ring.
+type ringGeometry struct {
+	frameSize, frames int // slot size (a power of two) and number of slots
+	block, blocks     int // block size (whole pages and whole slots) and number of blocks
+}
+
+// ringFor sizes the ring of a port of MTU mtu with at least n slots on pages of page
+// bytes: every slot holds a full frame (the kernel truncates a frame longer than its
+// slot) and frame i starts at i × frameSize, since a block holds whole slots.
+func ringFor(mtu, n, page int) ringGeometry {
+	g := ringGeometry{frameSize: 128}
+	for g.frameSize < ringFrameRoom+mtu {
+		g.frameSize *= 2
+	}
+	g.block = max(g.frameSize, page)
+	perBlock := g.block / g.frameSize
+	g.blocks = (n + perBlock - 1) / perBlock
+	g.frames = g.blocks * perBlock
+	return g
+}
+
 // Port is one switch port: an AF_PACKET socket bound to the interface, with a TPACKET_V2
 // RX ring, used for both receiving (the ring) and sending (write(2)). It is not safe for
 // concurrent use; the driver's datapath goroutine owns it.
@@ -119,14 +145,9 @@ func OpenPort(name string, o PortOptions) (p *Port, err error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
 		return nil, wrap("PACKET_VERSION", err)
 	}
-	p.frameSize = 128
-	for p.frameSize < ringMacOffset+o.MTU+18+TrailerLen {
-		p.frameSize *= 2
-	}
-	block := max(p.frameSize, unix.Getpagesize())
-	perBlock := block / p.frameSize
-	blocks := (o.RingFrames + perBlock - 1) / perBlock
-	p.frames = blocks * perBlock
+	g := ringFor(o.MTU, o.RingFrames, unix.Getpagesize())
+	p.frameSize, p.frames = g.frameSize, g.frames
+	block, blocks := g.block, g.blocks
 	req := unix.TpacketReq{Block_size: uint32(block), Block_nr: uint32(blocks), Frame_size: uint32(p.frameSize), Frame_nr: uint32(p.frames)}
 	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
 		return nil, wrap("PACKET_RX_RING", err)

@@ -185,6 +185,8 @@ func TestRTOBackoff(t *testing.T) {
 	const size = 1_000_000
 	alg := &hosttest.Fixed{W: 20_000}
 	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: h1.Config().Addr, Size: size, Alg: alg})
+	run(t, n, units.Millisecond)
+	srtt := h0.FlowStats()[0].SRTT // the RTT is steady by now: the timeout is srtt + max(MinRTO, srtt)
 	run(t, n, units.Second)
 	wantDelivered(t, "the flow recovers after the black hole", h1, size)
 	if len(retx) < 5 {
@@ -198,8 +200,8 @@ func TestRTOBackoff(t *testing.T) {
 			t.Errorf("probe gaps %v then %v: want exponential backoff (×2)", g0, g1)
 		}
 	}
-	if g := retx[2] - retx[1]; g != 4*transport.DefaultTuning().MinRTO {
-		t.Errorf("second gap %v, want 4 × min RTO", g)
+	if g, rto := retx[2]-retx[1], srtt+max(transport.DefaultTuning().MinRTO, srtt); g != 4*rto {
+		t.Errorf("second gap %v, want 4 × the timeout, 4 × %v (srtt %v)", g, rto, srtt)
 	}
 	// The last timeout (after the black hole) sends its probe after 20ms.
 	if alg.Timeouts != len(retx)+1 {

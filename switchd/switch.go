@@ -105,12 +105,12 @@ func New(cfg Config) (*Switch, error) {
 		if pc.ECN != nil {
 			ecn = *pc.ECN
 		}
-		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: maxFrame(pc.MTU), mark: newMarker(ecn, ecnRng), late: &hists[2*i], skew: &hists[2*i+1]}
+		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: MaxFrame(pc.MTU), mark: newMarker(ecn, ecnRng), late: &hists[2*i], skew: &hists[2*i+1]}
 		s.pfc = s.pfc || pc.PFC.Enabled
-		size = max(size, maxFrame(pc.MTU))
+		size = max(size, MaxFrame(pc.MTU))
 		// Budget: a full queue and both links' flight of full-size frames, plus slack.
 		flight := pc.Rate.BytesIn(pc.Delay + pc.IngressDelay)
-		want += int((pc.Buffer+flight)/units.Bytes(maxFrame(pc.MTU))) + 8
+		want += int((pc.Buffer+flight)/units.Bytes(MaxFrame(pc.MTU))) + 8
 	}
 	size = max(size, wire.PauseLen)
 	// Small frames need more buffers than the budget: the pool grows on demand up to

@@ -11,7 +11,8 @@ import (
 
 // Limits on a port's configuration.
 const (
-	// MinMTU and MaxMTU bound PortConfig.MTU (IPv4's minimum; a jumbo frame).
+	// MinMTU and MaxMTU bound PortConfig.MTU (IPv4's minimum; the largest jumbo frame
+	// switches commonly take, which leaves room above the usual 9000).
 	MinMTU = 68
 	MaxMTU = 9216
 	// frameHeadroom is what a frame may carry beyond the MTU: the Ethernet header and
@@ -19,8 +20,9 @@ const (
 	frameHeadroom = wire.EthLen + 4
 )
 
-// maxFrame is the largest frame a port with this MTU sends.
-func maxFrame(mtu int) int { return mtu + frameHeadroom }
+// MaxFrame is the largest frame a port with this MTU sends (the Ethernet header and one
+// VLAN tag beyond the MTU): a port's buffer holds at least one.
+func MaxFrame(mtu int) int { return mtu + frameHeadroom }
 
 // pauseQuanta is what a pause frame the switch sends asks for (the maximum).
 const pauseQuanta = 0xffff
@@ -37,7 +39,7 @@ func PFCHeadroom(p PortConfig) units.Bytes {
 	if !p.PeerIsHost {
 		flight += p.Delay
 	}
-	return p.Rate.BytesIn(flight) + units.Bytes(2*maxFrame(p.MTU))
+	return p.Rate.BytesIn(flight) + units.Bytes(2*MaxFrame(p.MTU))
 }
 
 // Validate checks cfg and returns every problem found (errors.Join), each naming the
@@ -73,8 +75,8 @@ func (cfg *Config) Validate() error {
 		}
 		if p.MTU < MinMTU || p.MTU > MaxMTU {
 			bad("%s: mtu %d; want %d to %d", where, p.MTU, MinMTU, MaxMTU)
-		} else if p.Buffer < units.Bytes(maxFrame(p.MTU)) {
-			bad("%s: buffer %v; want ≥ one full frame (%dB)", where, p.Buffer, maxFrame(p.MTU))
+		} else if p.Buffer < units.Bytes(MaxFrame(p.MTU)) {
+			bad("%s: buffer %v; want ≥ one full frame (%dB)", where, p.Buffer, MaxFrame(p.MTU))
 		}
 		if p.ECN != nil {
 			validateECN(bad, where+": ecn", *p.ECN)

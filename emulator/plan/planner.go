@@ -10,6 +10,7 @@ import (
 	"reef/emulator/topo"
 	"reef/hostd"
 	"reef/switchd"
+	"reef/units"
 )
 
 // HostIface is every host's one interface.
@@ -19,8 +20,22 @@ const HostIface = "eth0"
 // default, so a switch that pushes telemetry in front of a full-size frame (a future INT
 // encapsulation, or kernel traffic tagged by another tool) never exceeds the link's MTU.
 // reef's own INT fills hop slots the sender reserved (see package wire), so reef packets
-// never grow; hosts keep the topology's MTU, so the headroom is never used by them.
+// never grow; hosts keep the topology's MTU, so the headroom is never used by them. It
+// is what is left, up to its size, between the link's MTU and the most a switch port
+// takes (switchd.MaxMTU, and a full frame within the port's buffer): a 9000-byte jumbo
+// link gets 216 bytes of it, a 9216-byte one none (PortMTU).
 const DefaultINTHeadroom = 256
+
+// PortMTU is the MTU of a switch-to-switch port on a link of MTU mtu and the given
+// buffer: mtu plus as much of headroom as switchd accepts (at most switchd.MaxMTU, and a
+// full frame of it within the buffer), never below mtu.
+func PortMTU(mtu, headroom int, buffer units.Bytes) int {
+	most := switchd.MaxMTU
+	if b := buffer - units.Bytes(switchd.MaxFrame(0)); b < units.Bytes(most) {
+		most = int(b)
+	}
+	return max(mtu, min(mtu+headroom, most))
+}
 
 // AddrPrefix is the range host addresses come from (RFC 2544's benchmarking range,
 // DESIGN principle 7).
@@ -174,7 +189,7 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 			if peer.IsHost {
 				pc.IngressDelay = l.Delay
 			} else {
-				pc.MTU += headroom
+				pc.MTU = PortMTU(l.MTU, headroom, l.Buffer)
 				nbr[r.idx][me.Port] = refs[peer.Node].idx
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"reef/emulator/topo"
+	"reef/switchd"
 	"reef/units"
 )
 
@@ -543,4 +544,50 @@ func FuzzBuild(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A switch-to-switch port gets the link's MTU plus as much INT headroom as switchd takes:
+// issue 21's jumbo link (mtu 9000) got 9256 and switchd refused it at run time.
+func TestPortMTU(t *testing.T) {
+	for _, c := range []struct {
+		mtu, headroom int
+		buffer        units.Bytes
+		want          int
+	}{
+		{1500, DefaultINTHeadroom, 4 * units.Megabyte, 1756},
+		{9000, DefaultINTHeadroom, 4 * units.Megabyte, switchd.MaxMTU},
+		{switchd.MaxMTU, DefaultINTHeadroom, 4 * units.Megabyte, switchd.MaxMTU},
+		{1500, 0, 4 * units.Megabyte, 1500},
+		// a buffer of one full frame and a bit: the headroom fits in what is left
+		{1500, DefaultINTHeadroom, units.Bytes(switchd.MaxFrame(1600)), 1600},
+		{1500, DefaultINTHeadroom, units.Bytes(switchd.MaxFrame(1500)), 1500},
+	} {
+		got := PortMTU(c.mtu, c.headroom, c.buffer)
+		if got != c.want {
+			t.Errorf("PortMTU(%d, %d, %v) = %d, want %d", c.mtu, c.headroom, c.buffer, got, c.want)
+		}
+	}
+}
+
+// Every link MTU the topology accepts, jumbo frames included, plans into switches that
+// switchd accepts, whatever the buffer the topology accepts with it.
+func TestJumboPlansValidSwitches(t *testing.T) {
+	for _, c := range []struct {
+		mtu    int
+		buffer string
+	}{{9000, "4MB"}, {9216, "4MB"}, {9000, "9018B"}, {1500, "1518B"}, {topo.MinMTU, "1MB"}} {
+		t.Run(fmt.Sprintf("mtu=%d,buffer=%s", c.mtu, c.buffer), func(t *testing.T) {
+			p := mustPlan(t, fmt.Sprintf("name: j\ndefaults: {rate: 10Gbps, delay: 1us, buffer: %s, mtu: %d}\ngenerator: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\n", c.buffer, c.mtu))
+			for _, sw := range p.Switches {
+				if err := sw.Config.Validate(); err != nil {
+					t.Errorf("%s: %v", sw.Config.Name, err)
+				}
+			}
+			for _, h := range p.Hosts {
+				if h.Config.MTU != c.mtu {
+					t.Errorf("host %s: mtu %d, want the link's %d", h.Config.Name, h.Config.MTU, c.mtu)
+				}
+			}
+		})
+	}
 }

@@ -93,10 +93,12 @@ func (q partial) apply(p *Params) {
 	}
 }
 
-// MinMTU and MaxMTU bound a link's MTU.
+// MinMTU and MaxMTU bound a link's MTU: IPv4's minimum datagram every host must take, and
+// the largest MTU a switch port takes (switchd.MaxMTU), so a jumbo link of up to 9216
+// bytes runs on every backend and a larger one is refused here, with its line.
 const (
 	MinMTU = 576
-	MaxMTU = 65535
+	MaxMTU = switchd.MaxMTU
 )
 
 func (r *resolver) params(raw *rawParams, p fieldPath) partial {

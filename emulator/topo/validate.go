@@ -9,7 +9,7 @@ import (
 
 // Validate checks a resolved topology: unique, well-formed node names; links between
 // existing, distinct nodes; every host with exactly one link, to a switch; a connected
-// graph; link values (rate > 0, delay ≥ 0, MTU in range, buffer ≥ MTU, PFC xon < xoff);
+// graph; link values (rate > 0, delay ≥ 0, MTU in range, buffer ≥ one full frame, PFC xon < xoff);
 // switch features. Load and Parse call it; call it yourself on a Topology built in code.
 // Problems are joined, each naming t.File, the line and the field.
 func (t *Topology) Validate() error {
@@ -75,8 +75,9 @@ func (t *Topology) validate(checkName bool) []error {
 			add(l.Line, where+".delay", "%s: must be ≥ 0, got %v", desc, l.Delay)
 		case l.MTU < MinMTU || l.MTU > MaxMTU:
 			add(l.Line, where+".mtu", "%s: must be in [%d, %d] bytes, got %d", desc, MinMTU, MaxMTU, l.MTU)
-		case int64(l.Buffer) < int64(l.MTU):
-			add(l.Line, where+".buffer", "%s: buffer %v is smaller than the MTU (%d B); want buffer ≥ MTU", desc, l.Buffer, l.MTU)
+		case int64(l.Buffer) < int64(switchd.MaxFrame(l.MTU)):
+			add(l.Line, where+".buffer", "%s: buffer %v holds no full frame (the MTU, %d B, with an Ethernet header and a VLAN tag); want buffer ≥ %d B",
+				desc, l.Buffer, l.MTU, switchd.MaxFrame(l.MTU))
 		case l.PFC.Enabled && (l.PFC.XOff <= 0 || l.PFC.XOn >= l.PFC.XOff || l.PFC.XOn < 0):
 			add(l.Line, where+".pfc", "%s: want 0 ≤ xon < xoff, got xon %v, xoff %v", desc, l.PFC.XOn, l.PFC.XOff)
 		}

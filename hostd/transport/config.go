@@ -11,10 +11,11 @@ import (
 // emulator time: scale them with the experiment's time scale like any other time
 // (cc.ScaleParams(&tuning, τ) does it).
 type Tuning struct {
-	// MinRTO bounds the retransmission timeout from below (default 100µs, htsim's
-	// Swift value); InitRTO is the timeout before the first RTT sample (default 1ms,
-	// raised to three base RTTs when the flow's base RTT is known); MaxRTO caps the
-	// exponential backoff (default 100ms).
+	// MinRTO is the least the retransmission timeout exceeds the smoothed RTT by, as
+	// Linux's tcp_rto_min (default 100µs, htsim's Swift value); the margin is also at
+	// least two base RTTs and srtt itself (see Sender.RTO). InitRTO is the timeout
+	// before the first RTT sample (default 1ms, raised to three base RTTs when the
+	// flow's base RTT is known); MaxRTO caps the exponential backoff (default 100ms).
 	MinRTO  units.Time `yaml:"min_rto" json:"min_rto"`
 	InitRTO units.Time `yaml:"init_rto" json:"init_rto"`
 	MaxRTO  units.Time `yaml:"max_rto" json:"max_rto"`

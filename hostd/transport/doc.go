@@ -23,9 +23,12 @@
 // like loss: duplicate ACKs mean nothing. A packet is lost once a packet sent after it
 // has been acknowledged and more than its RTT plus a reorder window has passed since it
 // was sent. The reorder window is max(MinReorderWindow, ReorderFraction × srtt) and
-// grows each time a spurious retransmission is detected. A retransmission timeout (RTO,
-// RFC 6298 estimator with MinRTO and exponential backoff) re-sends the oldest packet in
-// flight, even past the window; the ACK of that probe lets RACK recover the rest.
+// grows each time a spurious retransmission is detected. A retransmission timeout (RTO)
+// re-sends the oldest packet in flight, even past the window; the ACK of that probe lets
+// RACK recover the rest. The timeout is srtt plus a margin, as Linux computes it: the
+// largest 4·rttvar (RFC 6298) of the last RTT, decaying slowly, and at least MinRTO, two
+// base RTTs and srtt; it backs off exponentially up to MaxRTO and restarts on every ACK
+// that acknowledges new data. A long-lived flow that loses nothing takes no timeout.
 // Tuning.DupThresh optionally adds classic hole detection (a packet is lost once that
 // many later packets are acknowledged), for baselines that must behave like
 // SACK-based Swift under spraying.

@@ -122,6 +122,8 @@ type Sender struct {
 
 	// RTT estimator (RFC 6298) and RACK state.
 	srtt, rttvar, minRTT, lastRTT units.Time
+	varMax, margin                units.Time // Linux's mdev_max and rttvar (4·rttvar units)
+	rttSeq                        uint64     // the packet that ends the current RTT
 	rto                           units.Time
 	backoff                       int
 	rackXmit, rackRTT             units.Time

@@ -129,7 +129,14 @@ func (s *Sender) hasLost() bool {
 	return ok && s.retxHead < len(s.retxQ)
 }
 
-// sampleRTT updates the RFC 6298 estimator.
+// sampleRTT updates the RTT estimator and the timeout. srtt and rttvar follow RFC 6298;
+// the timeout follows Linux (tcp_rtt_estimator, tcp_set_rto): srtt plus a margin that is
+// the largest 4·rttvar of the last RTT, decaying by a quarter per RTT toward the newer
+// largest, and never below rtoFloor. A deviation seen once so keeps the timeout up for
+// several RTTs, and a falling RTT (a queue draining) raises rttvar at 1/32 instead of
+// 1/4. Plain RFC 6298 (RTO = max(MinRTO, srtt + 4·rttvar)) fires without loss behind a
+// standing queue: rttvar shrinks to a few percent of srtt there, srtt passes MinRTO, and
+// the next burst of other flows' packets delays an ACK by more than that (issue 21).
 func (s *Sender) sampleRTT(r units.Time) {
 	s.lastRTT = r
 	if s.minRTT == 0 || r < s.minRTT {
@@ -137,15 +144,47 @@ func (s *Sender) sampleRTT(r units.Time) {
 	}
 	if s.srtt == 0 {
 		s.srtt, s.rttvar = r, r/2
+		s.varMax = 4 * s.rttvar
+		s.margin = s.varMax
+		s.rttSeq = s.nxt
 	} else {
 		d := s.srtt - r
 		if d < 0 {
 			d = -d
+		} else if d > s.rttvar {
+			// The RTT fell below srtt by more than rttvar: count an eighth of the
+			// excess (Linux, after Eifel).
+			d = s.rttvar + (d-s.rttvar)/8
 		}
 		s.rttvar = (3*s.rttvar + d) / 4
 		s.srtt = (7*s.srtt + r) / 8
+		s.varMax = max(s.varMax, 4*s.rttvar)
+		s.margin = max(s.margin, s.varMax)
+		if s.una > s.rttSeq {
+			// One RTT has passed: the margin decays toward the largest deviation of
+			// that RTT, and the next RTT begins.
+			s.margin -= (s.margin - s.varMax) / 4
+			s.rttSeq, s.varMax = s.nxt, 0
+		}
 	}
-	s.rto = min(max(s.cfg.Tuning.MinRTO, s.srtt+4*s.rttvar), s.cfg.Tuning.MaxRTO)
+	s.rto = min(s.srtt+max(s.margin, s.rtoFloor()), s.cfg.Tuning.MaxRTO)
+}
+
+// rtoBaseRTTs is the least margin of the timeout over srtt, in base RTTs: a flow
+// starting at line rate with a window of one BDP adds one base RTT of queue to every
+// path it shares, and the timeout of the flows already there must outlast it.
+const rtoBaseRTTs = 2
+
+// rtoFloor is the least the timeout exceeds srtt by: MinRTO, two base RTTs (the path's
+// unloaded RTT, else the smallest sample), and srtt itself, so the timeout is at least
+// twice srtt: a flow without a window (rate-based, starting at line rate) can add an RTT
+// of queue before its first sample slows it.
+func (s *Sender) rtoFloor() units.Time {
+	base := s.cfg.InitRTT
+	if base == 0 {
+		base = s.minRTT
+	}
+	return max(s.cfg.Tuning.MinRTO, rtoBaseRTTs*base, s.srtt)
 }
 
 // rtoNow is the timeout with the current backoff applied.
@@ -157,5 +196,7 @@ func (s *Sender) rtoNow() units.Time {
 	return min(r, s.cfg.Tuning.MaxRTO)
 }
 
-// RTO is the current retransmission timeout, backoff included.
+// RTO is the current retransmission timeout, backoff included: srtt plus the largest
+// recent 4·rttvar, at least plus max(MinRTO, two base RTTs, srtt), doubled per backoff,
+// at most MaxRTO.
 func (s *Sender) RTO() units.Time { return s.rtoNow() }

@@ -347,3 +347,50 @@ func TestTuningScales(t *testing.T) {
 		t.Errorf("scaled ×10: %+v; want times ×10, fractions unchanged", tun)
 	}
 }
+
+// The timeout outlasts an RTT a little longer than the usual one: behind a steady queue
+// rttvar falls to nothing, and RFC 6298's RTO (max(MinRTO, srtt + 4·rttvar)) then fired
+// on the next packet delayed by a burst (issue 21). It still fires when no ACK comes.
+func TestRTOOutlastsDelayedAck(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		steady      units.Time // the RTT of 200 packets, one at a time
+		late        units.Time // the RTT of the next one (0: its ACK never comes)
+		wantTimeout units.Time // the latest the timeout may fire after it was sent (0: must not fire)
+	}{
+		{"standing queue, 20% late", 500 * units.Microsecond, 600 * units.Microsecond, 0},
+		{"standing queue, 90% late", 500 * units.Microsecond, 950 * units.Microsecond, 0},
+		{"short RTT, below MinRTO", 50 * units.Microsecond, 140 * units.Microsecond, 0},
+		// srtt plus two base RTTs, the smallest RTT standing for the unknown base RTT
+		{"standing queue, lost", 500 * units.Microsecond, 0, 1500 * units.Microsecond},
+		// srtt plus MinRTO
+		{"short RTT, lost", 50 * units.Microsecond, 0, 150 * units.Microsecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPair(t, 1, 0)
+			for range 200 {
+				f := p.send()
+				p.now += c.steady
+				p.ack(p.deliver(f))
+			}
+			f := p.send()
+			sent := p.now
+			if c.late == 0 {
+				p.now = p.s.TimerDeadline()
+				p.s.HandleTimeout(p.now)
+				if p.s.Stats().Timeouts != 1 || p.now-sent > c.wantTimeout {
+					t.Fatalf("no ACK: %d timeouts, %v after sending; want one within %v", p.s.Stats().Timeouts, p.now-sent, c.wantTimeout)
+				}
+				return
+			}
+			if d := p.s.TimerDeadline(); d <= sent+c.late {
+				t.Fatalf("timeout due %v after sending (srtt %v), before the ACK at %v", d-sent, p.s.Stats().SRTT, c.late)
+			}
+			p.now = sent + c.late
+			p.ack(p.deliver(f))
+			if st := p.s.Stats(); st.Timeouts != 0 || st.Retransmits != 0 {
+				t.Fatalf("%d timeouts, %d retransmissions", st.Timeouts, st.Retransmits)
+			}
+		})
+	}
+}
