@@ -27,6 +27,7 @@ run: deps-run build
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum: run go mod tidy (the diff above is what it would change)"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
