@@ -78,6 +78,7 @@ func buildReef(ctx context.Context, b *buildOptions) error {
 	gocmd := func(args ...string) error {
 		c := exec.CommandContext(ctx, "go", args...)
 		c.Dir, c.Stdout, c.Stderr = src, os.Stderr, os.Stderr
+		c.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes them
 		if err := c.Run(); err != nil {
 			return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 		}
@@ -123,8 +124,12 @@ func buildReef(ctx context.Context, b *buildOptions) error {
 	if err := os.WriteFile(plugins, []byte(gen.String()), 0o644); err != nil {
 		return err
 	}
-	overlay, err := json.Marshal(map[string]map[string]string{
-		"Replace": {filepath.Join(src, "cmd", "reef", "zz_build_with.go"): plugins}})
+	// The same import file goes into reef (its registry, reef algorithms, the sim) and
+	// hostd (the host daemons that run the algorithms on netns and docker).
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {
+		filepath.Join(src, "cmd", "reef", "zz_build_with.go"):  plugins,
+		filepath.Join(src, "cmd", "hostd", "zz_build_with.go"): plugins,
+	}})
 	if err != nil {
 		return err
 	}
@@ -135,7 +140,14 @@ func buildReef(ctx context.Context, b *buildOptions) error {
 	if err := gocmd("build", "-mod=mod", "-modfile="+modfile, "-overlay="+overlayFile, "-o", out, "./cmd/reef"); err != nil {
 		return err
 	}
-	fmt.Printf("built %s: reef with %s (%s algorithms lists what it has)\n", b.out, strings.Join(imports, ", "), b.out)
+	// The daemons beside it, where reef looks for them first: hostd with the same
+	// algorithms, switchd as it is (static, for Docker images too).
+	for _, d := range []string{"hostd", "switchd"} {
+		if err := gocmd("build", "-mod=mod", "-modfile="+modfile, "-overlay="+overlayFile, "-o", filepath.Join(filepath.Dir(out), d), "./cmd/"+d); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("built %s with hostd and switchd beside it: reef with %s (%s algorithms lists what it has)\n", b.out, strings.Join(imports, ", "), b.out)
 	return nil
 }
 
