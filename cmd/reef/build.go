@@ -32,7 +32,9 @@ func buildCmd(o *options) *cobra.Command {
 with plugins: each module registers its algorithms with reef/cc (or backends with
 reef/emulator) from an init function, and the new binary's "reef algorithms" lists them
 beside reef's own. Nothing in reef's checkout changes: the build uses a copy of its
-go.mod (go build -modfile) and adds one import file through an overlay.
+go.mod (go build -modfile) and adds one import file through an overlay. It also writes
+hostd (with the same modules: the host daemons run the algorithms on netns and docker)
+and switchd beside BIN, where reef looks for its daemons first.
 
 --with MODULE[@VERSION] fetches a published module (the go command's usual proxy and
 checksum rules apply); --with ./DIR uses a module on disk, as it is. reef's source is
