@@ -17,6 +17,10 @@ type Clock struct {
 	// realOff is CLOCK_REALTIME − CLOCK_MONOTONIC in ns, to read the kernel's receive
 	// timestamps (which are CLOCK_REALTIME) as lab time; Resync refreshes it.
 	realOff int64
+	// wire is lab time 0 on the clock release trailers carry (SetWireEpoch).
+	wire int64
+	// wireSet is whether SetWireEpoch was called (else the wire clock is CLOCK_MONOTONIC).
+	wireSet bool
 }
 
 // nanotime is the Go runtime's monotonic clock: CLOCK_MONOTONIC in ns, read through the
@@ -77,3 +81,19 @@ func (c *Clock) Now() units.Time {
 
 // Epoch returns the CLOCK_MONOTONIC instant (ns) of lab time 0.
 func (c *Clock) Epoch() int64 { return c.epoch }
+
+// SetWireEpoch sets lab time 0 on the clock the release trailers carry. By default that
+// clock is CLOCK_MONOTONIC, which every daemon of a one-machine lab shares whatever its
+// epoch (a switch's is its lab's, a host's its run's). Machines' monotonic clocks do
+// not agree, so the daemons of a lab spread over machines carry the lab's shared start
+// time instead (emulator/swarm): a frame's Due on the wire is then the same instant on
+// both sides of a tunnel, up to the machines' clock offset.
+func (c *Clock) SetWireEpoch(w int64) { c.wire, c.wireSet = w, true }
+
+// WireEpoch returns lab time 0 on the trailers' clock (Epoch unless SetWireEpoch).
+func (c *Clock) WireEpoch() int64 {
+	if c.wireSet {
+		return c.wire
+	}
+	return c.epoch
+}

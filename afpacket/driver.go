@@ -502,11 +502,10 @@ func (d *Driver) step(now units.Time, perWake int) bool {
 }
 
 // queue copies a frame the node returned into its port's TX batch (the node may reuse
-// it at once). The trailer carries the Due on CLOCK_MONOTONIC, which every daemon
-// shares whatever its epoch.
+// it at once). The trailer carries the Due on the wire clock (Clock.SetWireEpoch).
 func (d *Driver) queue(o switchd.Out) {
 	if o.Port >= 0 && o.Port < len(d.ports) {
-		d.ports[o.Port].Queue(o.Frame, o.Due+units.Time(d.cfg.Clock.Epoch()))
+		d.ports[o.Port].Queue(o.Frame, o.Due+units.Time(d.cfg.Clock.WireEpoch()))
 	}
 }
 
@@ -573,7 +572,7 @@ func (d *Driver) peek(p *Port) head {
 	}
 	h := head{frame: f, at: d.cfg.Clock.FromRealtime(sec, nsec), ok: true}
 	if carried {
-		h.at, h.carry = arrival(h.at, due-units.Time(d.cfg.Clock.Epoch()), d.cfg.MaxCarry)
+		h.at, h.carry = arrival(h.at, due-units.Time(d.cfg.Clock.WireEpoch()), d.cfg.MaxCarry)
 	}
 	return h
 }

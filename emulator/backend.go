@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"reef/emulator/plan"
 	"reef/emulator/results"
@@ -47,6 +48,9 @@ type RunOptions struct {
 	Shards int
 	// SwitchdArgs are extra arguments for every switch daemon of a real backend.
 	SwitchdArgs []string
+	// Place and ClockOffsets are as in UpOptions (swarm).
+	Place        map[string]string
+	ClockOffsets map[string]time.Duration
 	// Observe, when set, is called now and then with what the run measured so far (a
 	// live view: emulator/dashboard). The backend hands over a fresh Run each time and
 	// only appends to its Samples afterwards; the callee must not modify it. Backends
@@ -88,6 +92,11 @@ type UpOptions struct {
 	Images    map[string]string
 	// Progress, when set, is told how far Up has come, stage by stage.
 	Progress func(UpProgress)
+	// Place pins shards to machines (swarm: shard name → machine name).
+	Place map[string]string
+	// ClockOffsets moves machines' clocks (swarm: machine name → offset), to see what
+	// an offset between machines does.
+	ClockOffsets map[string]time.Duration
 }
 
 // LabUp is what Up reports about the lab it brought up.
@@ -97,6 +106,16 @@ type LabUp struct {
 	// say).
 	Placement string
 }
+
+// ExitError is a program's non-zero exit status from a LabBackend's Exec when the
+// program did not run as the controller's child (on another machine), so no
+// *exec.ExitError can carry it.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// ExitCode is the program's exit status.
+func (e *ExitError) ExitCode() int { return e.Code }
 
 // Stdio are the streams Exec connects to the program.
 type Stdio struct {

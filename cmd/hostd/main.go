@@ -51,6 +51,7 @@ func run(log *slog.Logger) error {
 		outPath   = flag.String("out", "", "where to write that host's output (JSON daemon.Output)")
 		groupPath = flag.String("group", "", "group file (JSON []daemon.Member): several hosts, each in its namespace")
 		epoch     = flag.Int64("epoch", -1, "lab time zero, CLOCK_MONOTONIC ns (default: now)")
+		wireEpoch = flag.Int64("wire-epoch", -1, "lab time zero on the clock release trailers carry (default: --epoch; a lab across machines gives its shared start time)")
 		readyFd   = flag.Int("ready-fd", -1, "fd to write one byte to once the interfaces are open")
 	)
 	flag.Parse()
@@ -81,6 +82,9 @@ func run(log *slog.Logger) error {
 	clock, err := afpacket.NewClock(*epoch)
 	if err != nil {
 		return err
+	}
+	if *wireEpoch >= 0 {
+		clock.SetWireEpoch(*wireEpoch)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +43,7 @@ func execRun(ctx context.Context, lab, node string, argv []string) error {
 		return err
 	}
 	err = be.Exec(ctx, lab, node, argv, emulator.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	var ee *exec.ExitError
+	var ee interface{ ExitCode() int } // *exec.ExitError, *emulator.ExitError
 	if errors.As(err, &ee) {
 		return &exitError{code: ee.ExitCode(), err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,8 @@ type upOptions struct {
 	image   string
 	images  []string
 	shards  int
+	place   []string
+	offsets []string
 }
 
 func upCmd(o *options) *cobra.Command {
@@ -47,7 +50,13 @@ with "go build reef/cmd/switchd" into ~/.cache/reef when run inside the reef mod
 With --backend docker every host and switch is a container instead (network mode none,
 labelled reef.lab=<lab>), wired and addressed the same way; hosts run reef/hostd:dev or
 the image you name (--host-image, --image h1=myimage), switches reef/switchd:dev (see
-"reef image build", which up runs itself when reef's images are missing).`,
+"reef image build", which up runs itself when reef's images are missing).
+
+With --backend swarm the lab spans the machines of a Docker Swarm (the manager at
+$REEF_SWARM, else $DOCKER_HOST; machines are the nodes labelled reef.machine=NAME, each
+with reef.engine=ADDR, its own engine's address): one shard per machine, each host on
+its ToR's machine, the links between machines carried by VXLAN (UDP 14789). Move a
+shard with --place shard2=m1. Run "reef image build --swarm" first.`,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE:         func(cmd *cobra.Command, args []string) error { return upRun(cmd.Context(), u, args[0]) },
@@ -56,10 +65,11 @@ the image you name (--host-image, --image h1=myimage), switches reef/switchd:dev
 	c.Flags().StringVar(&u.name, "name", "", "lab name (default: the topology's name)")
 	c.Flags().StringVar(&u.switchd, "switchd", "", "switchd binary to launch")
 	c.Flags().StringArrayVar(&u.swArgs, "switchd-arg", nil, "extra argument for every switchd (repeatable)")
-	c.Flags().StringVar(&u.backend, "backend", "netns", "backend: netns or docker (a container per node)")
+	c.Flags().StringVar(&u.backend, "backend", "netns", "backend: netns, docker (a container per node) or swarm (across machines)")
 	c.Flags().StringVar(&u.image, "host-image", "", "docker: image of every host (default "+docker.HostdImage+")")
 	c.Flags().StringArrayVar(&u.images, "image", nil, "docker: HOST=IMAGE, the image of one host (repeatable)")
 	c.Flags().IntVar(&u.shards, "shards", 0, "netns: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
+	addSwarmFlags(c, &u.place, &u.offsets)
 	return c
 }
 
@@ -90,6 +100,9 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 		}
 		uo.Images[h] = img
 	}
+	if uo.Place, uo.ClockOffsets, err = swarmFlags(u.place, u.offsets); err != nil {
+		return err
+	}
 	status := newUpStatus(os.Stderr, terminal(os.Stderr), p.Lab, nil)
 	uo.Progress = status.update
 	lab, err := be.Up(ctx, p, uo)
@@ -103,4 +116,38 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 		fmt.Printf("switch daemons: %s\n", lab.Placement)
 	}
 	return nil
+}
+
+// addSwarmFlags adds the Swarm backend's placement flags to c.
+func addSwarmFlags(c *cobra.Command, place, offsets *[]string) {
+	c.Flags().StringArrayVar(place, "place", nil, "swarm: SHARD=MACHINE, run a shard on a machine of your choice (repeatable)")
+	c.Flags().StringArrayVar(offsets, "clock-offset", nil, "swarm: MACHINE=DURATION, move a machine's clock (to see what an offset between machines does; repeatable)")
+}
+
+// swarmFlags parses --place and --clock-offset.
+func swarmFlags(place, offsets []string) (map[string]string, map[string]time.Duration, error) {
+	var pm map[string]string
+	for _, kv := range place {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return nil, nil, fmt.Errorf("--place %q: want SHARD=MACHINE (e.g. shard2=m1)", kv)
+		}
+		if pm == nil {
+			pm = map[string]string{}
+		}
+		pm[k] = v
+	}
+	var om map[string]time.Duration
+	for _, kv := range offsets {
+		k, v, ok := strings.Cut(kv, "=")
+		d, err := time.ParseDuration(v)
+		if !ok || k == "" || err != nil {
+			return nil, nil, fmt.Errorf("--clock-offset %q: want MACHINE=DURATION (e.g. m2=200us)", kv)
+		}
+		if om == nil {
+			om = map[string]time.Duration{}
+		}
+		om[k] = d
+	}
+	return pm, om, nil
 }

@@ -73,7 +73,7 @@ const DefaultSpin = 0
 type flags struct {
 	shard, config, stats, samples, events string
 	edges                                 string
-	epoch, runEpoch                       int64
+	epoch, runEpoch, wireEpoch            int64
 	interval, sampleInterval              time.Duration
 	readyFd, ringFrames, rtPrio, nice     int
 	rtAll                                 bool
@@ -98,6 +98,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.samples, "samples", "", "write the run's per-port samples and final counters (JSON) here on exit; {node} is replaced by the switch's name")
 	flag.DurationVar(&f.sampleInterval, "sample-interval", 0, "sample every port this often (run time); 0: no time series")
 	flag.Int64Var(&f.runEpoch, "run-epoch", -1, "the run's time zero, CLOCK_MONOTONIC ns (default: --epoch)")
+	flag.Int64Var(&f.wireEpoch, "wire-epoch", -1, "lab time zero on the clock release trailers carry (default: --epoch on CLOCK_MONOTONIC; a lab across machines gives its shared start time)")
 	flag.StringVar(&f.events, "events", "", "timeline events (JSON []shard.PortEvent; entries for other switches are ignored)")
 	flag.StringVar(&f.edges, "edges", "", "snapshot every port's counters exactly at these run times (comma-separated durations: the measurement window's edges)")
 	flag.Parse()
@@ -129,6 +130,9 @@ func run(log *slog.Logger) error {
 	clock, err := afpacket.NewClock(f.epoch)
 	if err != nil {
 		return err
+	}
+	if f.wireEpoch >= 0 {
+		clock.SetWireEpoch(f.wireEpoch)
 	}
 	rc, err := runConfig(f)
 	if err != nil {

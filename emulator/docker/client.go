@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,26 +27,16 @@ const APIVersion = "v1.41"
 type Client struct {
 	hc   *http.Client
 	base string
+	sock string // the engine's socket path (exec hijacks a connection of its own)
 }
 
 // NewClient connects to $DOCKER_HOST (unix:// only) or /var/run/docker.sock.
 func NewClient() (*Client, error) {
-	sock := "/var/run/docker.sock"
-	if h := os.Getenv("DOCKER_HOST"); h != "" {
-		p, ok := strings.CutPrefix(h, "unix://")
-		if !ok {
-			return nil, fmt.Errorf("docker: DOCKER_HOST=%s: only unix:// sockets are supported", h)
-		}
-		sock = p
+	addr := os.Getenv("DOCKER_HOST")
+	if addr == "" {
+		addr = "unix:///var/run/docker.sock"
 	}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-		MaxIdleConnsPerHost: 16,
-	}
-	return &Client{hc: &http.Client{Transport: tr}, base: "http://docker/" + APIVersion}, nil
+	return NewClientAt(addr)
 }
 
 // Error is an error answer of the engine.

@@ -35,11 +35,14 @@ var binMu sync.Mutex
 // $REEF_STATIC_DIR if set; else, inside the reef module, fresh builds in
 // $XDG_CACHE_HOME/reef/static (go build's cache makes that quick); else the directory of
 // the running reef binary, which must hold them (release builds are static).
-func StaticBinaries() (string, error) {
+func StaticBinaries() (string, error) { return staticBinaries(Daemons) }
+
+// staticBinaries is StaticBinaries for the programs names (of reef/cmd).
+func staticBinaries(names []string) (string, error) {
 	binMu.Lock()
 	defer binMu.Unlock()
 	if d := os.Getenv("REEF_STATIC_DIR"); d != "" {
-		return d, checkBins(d)
+		return d, checkBins(d, names)
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -48,7 +51,7 @@ func StaticBinaries() (string, error) {
 			return "", errors.Join(err, eerr)
 		}
 		d := filepath.Dir(exe)
-		if cerr := checkBins(d); cerr != nil {
+		if cerr := checkBins(d, names); cerr != nil {
 			return "", fmt.Errorf("docker: no static daemons: %w (set REEF_STATIC_DIR or run inside the reef module)", cerr)
 		}
 		return d, nil
@@ -61,7 +64,7 @@ func StaticBinaries() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("docker: %w", err)
 	}
-	for _, name := range Daemons {
+	for _, name := range names {
 		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d", name, os.Getpid()))
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, "reef/cmd/"+name)
 		cmd.Dir = root
@@ -77,8 +80,8 @@ func StaticBinaries() (string, error) {
 	return dir, nil
 }
 
-func checkBins(dir string) error {
-	for _, n := range Daemons {
+func checkBins(dir string, names []string) error {
+	for _, n := range names {
 		if fi, err := os.Stat(filepath.Join(dir, n)); err != nil || !fi.Mode().IsRegular() {
 			return fmt.Errorf("docker: %s has no %s", dir, n)
 		}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,7 +67,29 @@ type Options struct {
 	// Progress, when set, is told how far Up has come, stage by stage (nodes, links,
 	// hosts, switches), one call at a time: a terminal shows it (reef up).
 	Progress func(emulator.UpProgress)
+	// Epoch, when non-zero, is the lab's time zero (CLOCK_MONOTONIC ns) instead of the
+	// moment Up starts (a lab across machines starts from one shared instant).
+	Epoch int64
+	// Slice, when set, brings up one machine's part of the plan only (a lab spread over
+	// several machines: emulator/swarm); Shards is then ignored.
+	Slice *Slice
 }
+
+// A Slice is the part of a lab one machine carries: its nodes, the lab-wide partition
+// (so its shards keep their names), and a Tunnel for every link cut between this
+// machine and another.
+type Slice struct {
+	// Nodes are the hosts and switches on this machine; a shard's switches are all on
+	// one machine, and a host is on its ToR's.
+	Nodes map[string]bool `json:"nodes"`
+	// Partition is the whole lab's.
+	Partition plan.Partition `json:"partition"`
+	// Tunnels carry the cut links, by index in the plan's Links.
+	Tunnels map[int]Tunnel `json:"tunnels"`
+}
+
+// Has reports whether node is on the slice's machine (every node when s is nil).
+func (s *Slice) Has(node string) bool { return s == nil || s.Nodes[node] }
 
 // Lab is a lab that is up.
 type Lab struct {
@@ -161,7 +184,12 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	if o.Shards <= 0 {
 		o.Shards = DefaultShards()
 	}
-	part := p.Partition(o.Shards)
+	var part plan.Partition
+	if o.Slice != nil {
+		part = o.Slice.Partition
+	} else {
+		part = p.Partition(o.Shards)
+	}
 	t0 := time.Now()
 	dir := filepath.Join(DefaultRunDir, p.Lab)
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
@@ -169,10 +197,14 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	}
 	nodes := make([]NodeNS, 0, len(p.Hosts)+len(p.Switches))
 	for _, h := range p.Hosts {
-		nodes = append(nodes, NodeNS{Node: h.Config.Name, NS: NSName(p.Lab, h.Config.Name)})
+		if o.Slice.Has(h.Config.Name) {
+			nodes = append(nodes, NodeNS{Node: h.Config.Name, NS: NSName(p.Lab, h.Config.Name)})
+		}
 	}
 	for _, s := range p.Switches {
-		nodes = append(nodes, NodeNS{Node: s.Config.Name, NS: NSName(p.Lab, s.Config.Name), Switch: true})
+		if o.Slice.Has(s.Config.Name) {
+			nodes = append(nodes, NodeNS{Node: s.Config.Name, NS: NSName(p.Lab, s.Config.Name), Switch: true})
+		}
 	}
 	for _, n := range nodes {
 		if _, err := os.Lstat(filepath.Join(NetnsDir, n.NS)); err == nil {
@@ -190,8 +222,17 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	// The intent log: every name is on disk before anything carrying it exists.
 	sf := &stateFile{path: filepath.Join(dir, "state.json")}
 	sf.st = State{Lab: p.Lab, Created: time.Now().UTC(), Epoch: afpacket.MonotonicNow(), Topology: o.Topology, Namespaces: nodes}
+	if o.Epoch != 0 {
+		sf.st.Epoch = o.Epoch
+	}
 	sf.st.Shards = ShardStates(p, &part)
+	if o.Slice != nil {
+		sf.st.Shards = slices.DeleteFunc(sf.st.Shards, func(s Shard) bool { return !o.Slice.Has(s.Switches[0]) })
+	}
 	for _, h := range p.Hosts {
+		if !o.Slice.Has(h.Config.Name) {
+			continue
+		}
 		sf.st.EtcDirs = append(sf.st.EtcDirs, filepath.Join(DefaultEtcDir, NSName(p.Lab, h.Config.Name)))
 	}
 	if err := sf.update(func(*State) {}); err != nil {
@@ -242,6 +283,19 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 			return nil
 		}
 		ha, hb := handles[l.A.Node], handles[l.B.Node]
+		if o.Slice != nil && (ha != nil || hb != nil) && (ha == nil || hb == nil) {
+			t, ok := o.Slice.Tunnels[i]
+			if !ok {
+				return fmt.Errorf("netns: link %s:%s—%s:%s leaves this machine but has no tunnel", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
+			}
+			if ha != nil {
+				return wireTunnel(l, l.A, ha, t)
+			}
+			return wireTunnel(l, l.B, hb, t)
+		}
+		if o.Slice != nil && ha == nil && hb == nil {
+			return nil // another machine's
+		}
 		if ha == nil || hb == nil {
 			return fmt.Errorf("netns: link %s:%s—%s:%s: unknown node", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface)
 		}
@@ -255,6 +309,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	// Hosts: address, route via the fake gateway, permanent neighbour, tbf, /etc/hosts.
 	hostsFile := hostsFile(p)
 	err = parallel(ctx, len(p.Hosts), o.Workers, count.Count("hosts", len(p.Hosts), func(i int) error {
+		if !o.Slice.Has(p.Hosts[i].Config.Name) {
+			return nil
+		}
 		return setupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hostsFile)
 	}))
 	if err != nil {
@@ -520,7 +577,10 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 			w.ready.Close()
 		}
 	}()
-	for k := range lab.Partition.Shards {
+	for k, sh := range lab.Partition.Shards {
+		if !o.Slice.Has(lab.Plan.Switches[sh[0]].Config.Name) {
+			continue // another machine's
+		}
 		cfg, cfgPath, err := WriteShardConfig(lab, k)
 		if err != nil {
 			return err

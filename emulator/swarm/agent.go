@@ -1,0 +1,136 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"reef/emulator/netns"
+)
+
+// Agent is what runs on each machine, as the lab's task there (`reef agent`): it reads
+// its Spec, brings its slice of the lab up with the netns backend (namespaces, veths,
+// tunnels, switch daemons), measures its peers' clocks, says it is ready (ReadyFile),
+// takes part in the run if there is one, and on SIGTERM (the service removed) takes
+// its slice down. It schedules nothing and keeps no membership: Swarm does that.
+func Agent(ctx context.Context, specPath string, log *slog.Logger) error {
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	var spec Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return fmt.Errorf("agent: %s: %w", specPath, err)
+	}
+	if spec.Plan == nil {
+		return fmt.Errorf("agent: %s: no plan", specPath)
+	}
+	unmaskProcSys(log)
+	realTimeBudget(log)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	c := clock{offset: spec.ClockOffset}
+
+	// Answer the peers' clock probes from the start: they measure while this machine
+	// is still bringing its part up.
+	pc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(spec.Addr, uint16(ClockPort(spec.Lab)))))
+	if err != nil {
+		return fmt.Errorf("agent: clock probes: %w", err)
+	}
+	cctx, stopClock := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopClock()
+	go serveClock(cctx, pc, c)
+
+	t0 := time.Now()
+	lab, err := netns.Up(ctx, spec.Plan, netns.Options{Switchd: filepath.Join(filepath.Dir(exe), "switchd"), Topology: spec.Topology,
+		SwitchdArgs: append(spec.SwitchdArgs, "--wire-epoch", strconv.FormatInt(spec.Start, 10)), Slice: &spec.Slice, Log: log,
+		Epoch: monoAt(spec.Start, c)})
+	if err != nil {
+		return err
+	}
+	log.Info("slice up", "lab", spec.Lab, "machine", spec.Machine, "nodes", len(spec.Slice.Nodes), "tunnels", len(spec.Slice.Tunnels), "elapsed", time.Since(t0).Round(time.Millisecond))
+	defer func() {
+		if derr := netns.Down(context.WithoutCancel(ctx), lab.Name); derr != nil {
+			log.Error("slice down", "err", derr)
+		}
+	}()
+	ready := AgentReady{Machine: spec.Machine}
+	for _, peer := range spec.Peers {
+		s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, 50, 5*time.Millisecond, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		ready.Clocks = append(ready.Clocks, s)
+	}
+	if err := netns.WriteJSON(ReadyFile(spec.Lab), &ready); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	log.Info("ready", "lab", spec.Lab, "machine", spec.Machine, "clocks", ready.Clocks)
+	if spec.Run != nil {
+		if err := agentRun(ctx, &spec, lab, c, log); err != nil {
+			log.Error("run", "err", err)
+			_ = os.WriteFile(filepath.Join(RunDir(spec.Lab), "error"), []byte(err.Error()), 0o644)
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// monoAt converts wall (this machine's lab clock, ns) to CLOCK_MONOTONIC.
+func monoAt(wall int64, c clock) int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano() + (wall - c.now())
+}
+
+// unmaskProcSys makes /proc/sys writable in the agent's container: Docker mounts it
+// read-only, and the lab's namespaces need their own sysctls (IPv6 off, for one). The
+// agent holds SYS_ADMIN in its own mount namespace, which is what this needs; the
+// sysctls it writes are its namespaces' own.
+func unmaskProcSys(log *slog.Logger) {
+	for range 4 { // stacked read-only mounts, if any
+		if err := unix.Unmount("/proc/sys", unix.MNT_DETACH); err != nil {
+			if !errors.Is(err, unix.EINVAL) {
+				log.Debug("unmask /proc/sys", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// HostCgroup is where the agent's task mounts the machine's cgroup hierarchies.
+const HostCgroup = "/host/cgroup"
+
+// realTimeBudget moves the agent, and so the daemons it starts, into the machine's
+// root CPU cgroup (cgroup v1), still inside its container's other namespaces. A
+// container's own CPU cgroup has no real-time budget (cpu.rt_runtime_us 0), so the
+// daemons' SCHED_FIFO datapath threads would fall back to normal priority, and a
+// service cannot ask for one (docker service create has no --cpu-rt-runtime). The
+// docker backend keeps its daemons out of the containers' cgroups for the same
+// reason. On cgroup v2, or without the mount, nothing changes and the daemons say
+// they run without real-time priority.
+func realTimeBudget(log *slog.Logger) {
+	for _, d := range []string{"cpu,cpuacct", "cpu"} {
+		procs := filepath.Join(HostCgroup, d, "cgroup.procs")
+		if _, err := os.Stat(procs); err != nil {
+			continue
+		}
+		if err := os.WriteFile(procs, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			log.Warn("no real-time budget for the daemons", "err", err)
+		}
+		return
+	}
+	log.Debug("no cgroup v1 cpu hierarchy mounted; the daemons keep the container's CPU cgroup")
+}
