@@ -51,6 +51,8 @@ type runOptions struct {
 	// dashboard serves the live view on dashAddr
 	dashboard bool
 	dashAddr  string
+	// place and offsets are the swarm backend's placement flags
+	place, offsets []string
 }
 
 func runCmd(o *options) *cobra.Command {
@@ -70,7 +72,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 		RunE:         func(cmd *cobra.Command, args []string) error { return runRun(cmd.Context(), ro, args[0]) },
 	}
 	f := c.Flags()
-	f.StringVar(&ro.backend, "backend", "netns", "backend: sim, netns or docker")
+	f.StringVar(&ro.backend, "backend", "netns", "backend: sim, netns, docker or swarm (across machines)")
 	f.StringVar(&ro.out, "out", "", "results directory (default results/<name>-<UTC timestamp>)")
 	f.Uint64Var(&ro.seed, "seed", 0, "replace the experiment's seed")
 	f.Float64Var(&ro.timeScale, "time-scale", 0, "replace the experiment's time_scale τ (paper rates ÷ τ, times × τ); recorded in each summary")
@@ -85,6 +87,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
 	f.BoolVar(&ro.dashboard, "dashboard", false, "serve the live view (see reef dashboard) while the runs go")
 	f.StringVar(&ro.dashAddr, "dashboard-addr", dashboard.DefaultAddr, "the live view's address (loopback only)")
+	addSwarmFlags(c, &ro.place, &ro.offsets)
 	return c
 }
 
@@ -94,6 +97,10 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 	}
 	if ro.retryDegraded < 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--retry-degraded %d: want 0 or more", ro.retryDegraded)}
+	}
+	place, offsets, err := swarmFlags(ro.place, ro.offsets)
+	if err != nil {
+		return &exitError{code: 2, err: err}
 	}
 	prog := newProgress(os.Stderr, terminal(os.Stderr), nil)
 	var steps runner.Progress = prog
@@ -107,7 +114,8 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
 		TimeScale: ro.timeScale, BackendTimeScale: ro.backendTimeScale, Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures,
-		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits), Jobs: ro.jobs})
+		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits), Jobs: ro.jobs,
+		Place: place, ClockOffsets: offsets})
 	prog.finish()
 	if live != nil {
 		defer live.wait(ctx, out)

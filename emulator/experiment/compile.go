@@ -57,7 +57,7 @@ func (f *File) timeScale(opts CompileOptions) (float64, string, error) {
 			return 0, "", fmt.Errorf("%s %g: want a finite time scale > 0", o.flag, o.v)
 		}
 	}
-	own, perBackend := f.BackendTimeScale[opts.Backend]
+	own, perBackend := f.backendScale(opts.Backend)
 	switch {
 	case opts.BackendTimeScale > 0:
 		return opts.BackendTimeScale, "--backend-time-scale", nil

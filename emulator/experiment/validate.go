@@ -28,13 +28,28 @@ const (
 
 // scale returns τ on backend (1 when absent).
 func (f *File) scale(backend string) float64 {
-	if t, ok := f.BackendTimeScale[backend]; ok {
+	if t, ok := f.backendScale(backend); ok {
 		return t
 	}
 	if f.TimeScale == nil {
 		return 1
 	}
 	return *f.TimeScale
+}
+
+// sameRate names, for a backend of real packets without a backend_time_scale entry of
+// its own, the backend whose entry it takes: a lab across machines (swarm) carries
+// real packets through the same daemons as netns.
+var sameRate = map[string]string{"swarm": "netns"}
+
+// backendScale is the file's backend_time_scale for backend (its own entry, else the
+// entry of the backend it runs like), and whether there is one.
+func (f *File) backendScale(backend string) (float64, bool) {
+	if t, ok := f.BackendTimeScale[backend]; ok {
+		return t, true
+	}
+	t, ok := f.BackendTimeScale[sameRate[backend]]
+	return t, ok
 }
 
 // validate checks what can be checked without the topology; every problem is reported,

@@ -48,6 +48,21 @@ type Backend struct {
 	Lead time.Duration
 	// Lifecycle brings the lab up and down (zero value: Up and Down; see Lifecycle).
 	Lifecycle Lifecycle
+	// Part, when set, makes Run run one machine's part of a run that spans machines
+	// (emulator/swarm): its slice of the lab, its hosts, its switches' samples.
+	Part *Part
+}
+
+// Part is one machine's share of a run across machines. The machines agree on the
+// run's time zero through a shared start time, each converting it to its own
+// CLOCK_MONOTONIC (Epoch), and their daemons' release trailers carry times from that
+// shared start (WireEpoch, see afpacket.Clock.SetWireEpoch).
+type Part struct {
+	Slice *Slice
+	// Epoch is the run's (and the slice's) time zero on this machine's CLOCK_MONOTONIC.
+	Epoch int64
+	// WireEpoch is the same instant on the shared clock.
+	WireEpoch int64
 }
 
 // Name returns "netns".
@@ -75,7 +90,7 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 	}
 	for attempt := 0; ; attempt++ {
 		run, err := r.once(ctx, lead)
-		if errors.Is(err, errLate) && attempt == 0 && ctx.Err() == nil {
+		if errors.Is(err, errLate) && attempt == 0 && ctx.Err() == nil && b.Part == nil {
 			r.log.Warn("lab was not ready by the run's start; retrying with a longer lead", "lab", p.Lab, "lead", lead)
 			lead *= 2
 			continue
@@ -180,7 +195,7 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 		}
 	}
 	for _, hp := range p.Hosts {
-		if _, ok := r.jobs[hp.Config.Name]; ok {
+		if _, ok := r.jobs[hp.Config.Name]; ok && b.part().Has(hp.Config.Name) {
 			r.hosts = append(r.hosts, hp.Config.Name)
 		}
 	}
@@ -219,6 +234,14 @@ func prepareRun(b Backend, p *plan.Plan, sc *scenario.Scenario, opts emulator.Ru
 	return r, nil
 }
 
+// part is the Slice of the machine's part of a run (nil: the whole lab).
+func (b Backend) part() *Slice {
+	if b.Part == nil {
+		return nil
+	}
+	return b.Part.Slice
+}
+
 // hostRTPriority is the host daemons' SCHED_FIFO priority: the switch daemons' default
 // (switchd --rt-priority 10).
 const hostRTPriority = 10
@@ -247,6 +270,11 @@ func durations(ts []units.Time) string {
 func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.Run, err error) {
 	t0 := time.Now()
 	epoch := afpacket.MonotonicNow() + lead.Nanoseconds()
+	var wire []string // the daemons' --wire-epoch, on a part of a run across machines
+	if pt := r.b.Part; pt != nil {
+		epoch = pt.Epoch
+		wire = []string{"--wire-epoch", strconv.FormatInt(pt.WireEpoch, 10)}
+	}
 	eventsPath := filepath.Join(r.out, "events.json")
 	if err := writeJSON(eventsPath, r.events); err != nil {
 		return nil, fmt.Errorf("netns: events: %w", err)
@@ -261,6 +289,10 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		"--sample-interval", time.Duration(r.sc.SampleInterval).String(),
 		"--edges", durations(r.sc.WindowEdges()),
 		"--events", eventsPath)
+	uo.SwitchdArgs = append(uo.SwitchdArgs, wire...)
+	if pt := r.b.Part; pt != nil {
+		uo.Slice, uo.Epoch = pt.Slice, epoch
+	}
 	uo.Progress = r.opts.Setup
 	for _, s := range r.p.Switches { // stale samples from an earlier attempt
 		os.Remove(filepath.Join(r.out, s.Config.Name+".samples.json"))
@@ -299,7 +331,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		caps = append(caps, c)
 	}
 
-	procs, err = r.startHosts(lab, epoch)
+	procs, err = r.startHosts(lab, epoch, wire)
 	if err != nil {
 		return nil, err
 	}
@@ -369,16 +401,17 @@ func stopAll(procs []*hostProc) {
 
 // hostGroups splits the run's hosts among host daemons: with the switches in shards,
 // one daemon per shard runs the hosts whose ToR is in it; otherwise (a lab without a
-// partition, as on Docker) one daemon per host.
-func (r *runState) hostGroups(lab *Lab) [][]string {
+// partition, as on Docker) one daemon per host. Each group is named after its shard
+// (hosts1 for shard1's hosts), so the parts of a run across machines name theirs apart.
+func (r *runState) hostGroups(lab *Lab) (groups [][]string, names []string) {
 	if len(lab.Partition.Shards) == 0 {
-		groups := make([][]string, len(r.hosts))
-		for i, h := range r.hosts {
-			groups[i] = []string{h}
+		for _, h := range r.hosts {
+			groups = append(groups, []string{h})
+			names = append(names, h)
 		}
-		return groups
+		return groups, names
 	}
-	groups := make([][]string, len(lab.Partition.Shards))
+	byShard := make([][]string, len(lab.Partition.Shards))
 	for _, h := range r.hosts {
 		k := 0
 		if hp, ok := r.p.HostByName(h); ok {
@@ -391,20 +424,22 @@ func (r *runState) hostGroups(lab *Lab) [][]string {
 				k = lab.Partition.Of[i]
 			}
 		}
-		groups[k] = append(groups[k], h)
+		byShard[k] = append(byShard[k], h)
 	}
-	out := groups[:0]
-	for _, g := range groups {
-		if len(g) > 0 {
-			out = append(out, g)
+	for k, g := range byShard {
+		switch {
+		case len(g) == 1:
+			groups, names = append(groups, g), append(names, g[0])
+		case len(g) > 1:
+			groups, names = append(groups, g), append(names, fmt.Sprintf("hosts%d", k+1))
 		}
 	}
-	return out
+	return groups, names
 }
 
 // startHosts writes each host daemon's group file and starts it in its first host's
 // namespace, then waits until every one has its interfaces open.
-func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
+func (r *runState) startHosts(lab *Lab, epoch int64, wire []string) ([]*hostProc, error) {
 	var (
 		procs []*hostProc
 		ready []*os.File
@@ -414,11 +449,9 @@ func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 			f.Close()
 		}
 	}()
-	for gi, group := range r.hostGroups(lab) {
-		name := group[0]
-		if len(group) > 1 {
-			name = fmt.Sprintf("hosts%d", gi+1)
-		}
+	groups, names := r.hostGroups(lab)
+	for gi, group := range groups {
+		name := names[gi]
 		hp := &hostProc{name: name, hosts: group, done: make(chan struct{})}
 		var members []daemon.Member
 		for _, h := range group {
@@ -440,7 +473,7 @@ func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 			logf.Close()
 			return procs, fmt.Errorf("netns: host daemon %s: %w", name, err)
 		}
-		cmd := exec.Command(r.hostd, "--group", groupPath, "--epoch", strconv.FormatInt(epoch, 10), "--ready-fd", "3")
+		cmd := exec.Command(r.hostd, append([]string{"--group", groupPath, "--epoch", strconv.FormatInt(epoch, 10), "--ready-fd", "3"}, wire...)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -592,6 +625,9 @@ func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 	}
 	for _, sp := range r.p.Switches {
 		name := sp.Config.Name
+		if !r.b.part().Has(name) {
+			continue // another machine's
+		}
 		var s shard.Samples
 		b, err := os.ReadFile(filepath.Join(r.out, name+".samples.json"))
 		if err == nil {

@@ -132,9 +132,12 @@ type Summary struct {
 	WallTimeUS float64 `json:"-"`
 	// Attempts is how many times the runner ran this point (reef run --retry-degraded);
 	// omitted when once.
-	Attempts int     `json:"attempts,omitempty"`
-	Flows    []Flow  `json:"flows"`
-	Groups   []Group `json:"groups"`
+	Attempts int `json:"attempts,omitempty"`
+	// Tunnels are the clock offsets and transit times measured between the machines
+	// of a lab across machines, beside the least delay of the links cut between them.
+	Tunnels []results.Tunnel `json:"tunnels,omitempty"`
+	Flows   []Flow           `json:"flows"`
+	Groups  []Group          `json:"groups"`
 	// FCTBuckets is the FCT slowdown of finished sized flows by size bucket.
 	FCTBuckets   []Bucket        `json:"fct_buckets,omitempty"`
 	Queues       []Queue         `json:"queues"`
@@ -390,6 +393,7 @@ func SummarizeInput(in *Input) (*Summary, error) {
 		Experiment: in.Experiment, Run: sc.Name, Vars: in.Vars, Paper: in.Paper, Backend: run.Backend,
 		TimeScale: sc.TimeScale, TimeScaleFlag: sc.TimeScaleFlag, FileTimeScale: sc.FileTimeScale, Seed: sc.Seed,
 		DurationUS: run.Duration.Microseconds(), WallTimeUS: run.WallTime.Microseconds(), Attempts: attempts(run.Attempts),
+		Tunnels:  run.Tunnels,
 		WindowUS: [2]float64{from.Microseconds(), to.Microseconds()},
 		in:       in,
 	}

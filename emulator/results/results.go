@@ -23,6 +23,23 @@ type Run struct {
 	// Attempts is how many times the runner ran this point to get these results (more
 	// than 1 when it retried runs whose fidelity was degraded); 0 means 1.
 	Attempts int `json:"attempts,omitempty"`
+	// Tunnels are what was measured between machines joined by cut links (a lab across
+	// machines: the swarm backend).
+	Tunnels []Tunnel `json:"tunnels,omitempty"`
+}
+
+// Tunnel is one machine's measurement of another that cut links join it to, taken as
+// the run started: Offset is how far To's clock is ahead of From's, Transit the
+// one-way trip over the underlay, Jitter how much later a trip may take (90th
+// percentile). A cut link's emulated delay must cover their sum.
+type Tunnel struct {
+	From    string     `json:"from"`
+	To      string     `json:"to"`
+	Offset  units.Time `json:"offset"`
+	Transit units.Time `json:"transit"`
+	Jitter  units.Time `json:"jitter"`
+	// MinDelay is the least emulated delay of the links cut between the two.
+	MinDelay units.Time `json:"min_delay"`
 }
 
 // Host is one host daemon's fidelity record.

@@ -75,6 +75,10 @@ type Options struct {
 	// backend's default; see emulator.RunOptions), with SwitchdArgs.
 	Shards      int
 	SwitchdArgs []string
+	// Place and ClockOffsets go to a backend across machines (swarm; see
+	// emulator.RunOptions).
+	Place        map[string]string
+	ClockOffsets map[string]time.Duration
 	// Limits, when set, are the machine's calibrated limits (reef calibrate): a point
 	// of a real backend whose links are faster is flagged before anything runs.
 	Limits *calibrate.Limits

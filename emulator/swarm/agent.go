@@ -53,6 +53,30 @@ func Agent(ctx context.Context, specPath string, log *slog.Logger) error {
 	defer stopClock()
 	go serveClock(cctx, pc, c)
 
+	ready := AgentReady{Machine: spec.Machine}
+	for _, peer := range spec.Peers {
+		s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, 100, 2*time.Millisecond, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		ready.Clocks = append(ready.Clocks, s)
+	}
+	if err := checkMargins(&spec, ready.Clocks); err != nil {
+		return err
+	}
+	if spec.Run != nil {
+		if err := os.MkdirAll(filepath.Dir(ReadyFile(spec.Lab)), 0o755); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		if err := netns.WriteJSON(ReadyFile(spec.Lab), &ready); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		if err := agentRun(ctx, &spec, c, log); err != nil {
+			log.Error("run", "err", err)
+		}
+		<-ctx.Done() // the controller copies the results out, then removes the task
+		return nil
+	}
 	t0 := time.Now()
 	lab, err := netns.Up(ctx, spec.Plan, netns.Options{Switchd: filepath.Join(filepath.Dir(exe), "switchd"), Topology: spec.Topology,
 		SwitchdArgs: append(spec.SwitchdArgs, "--wire-epoch", strconv.FormatInt(spec.Start, 10)), Slice: &spec.Slice, Log: log,
@@ -66,26 +90,41 @@ func Agent(ctx context.Context, specPath string, log *slog.Logger) error {
 			log.Error("slice down", "err", derr)
 		}
 	}()
-	ready := AgentReady{Machine: spec.Machine}
-	for _, peer := range spec.Peers {
-		s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, 50, 5*time.Millisecond, 30*time.Second)
-		if err != nil {
-			return err
-		}
-		ready.Clocks = append(ready.Clocks, s)
-	}
 	if err := netns.WriteJSON(ReadyFile(spec.Lab), &ready); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	log.Info("ready", "lab", spec.Lab, "machine", spec.Machine, "clocks", ready.Clocks)
-	if spec.Run != nil {
-		if err := agentRun(ctx, &spec, lab, c, log); err != nil {
-			log.Error("run", "err", err)
-			_ = os.WriteFile(filepath.Join(RunDir(spec.Lab), "error"), []byte(err.Error()), 0o644)
-		}
-	}
 	<-ctx.Done()
 	return nil
+}
+
+// checkMargins refuses a cut link whose emulated delay cannot cover the tunnel to the
+// other machine as measured: its transit, the two clocks' offset and the jitter. A
+// frame would then reach the far switch after the time it was due there, and the cut
+// would change the result.
+func checkMargins(spec *Spec, clocks []ClockSample) error {
+	byAddr := map[netip.Addr]string{}
+	for _, p := range spec.Peers {
+		byAddr[p.Addr] = p.Name
+	}
+	byPeer := map[string]ClockSample{}
+	for _, c := range clocks {
+		byPeer[c.Peer] = c
+	}
+	var errs []error
+	for i, t := range spec.Slice.Tunnels {
+		l := spec.Plan.Links[i]
+		peer := byAddr[t.Remote]
+		s, ok := byPeer[peer]
+		if !ok {
+			continue
+		}
+		if m := s.Margin(); time.Duration(l.Delay) < m {
+			errs = append(errs, fmt.Errorf("agent: link %s, cut between %s and %s: its emulated delay %v cannot cover the tunnel (transit %v + clock offset %v + jitter %v = %v); place both ends on one machine (--place) or run at a larger time scale",
+				linkName(l), spec.Machine, peer, time.Duration(l.Delay), s.Transit, s.Offset, s.Jitter, m))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // monoAt converts wall (this machine's lab clock, ns) to CLOCK_MONOTONIC.

@@ -3,11 +3,10 @@ package swarm
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"reef/emulator"
 	"reef/emulator/plan"
-	"reef/emulator/results"
-	"reef/emulator/scenario"
 )
 
 func init() { emulator.Register(Backend{}) }
@@ -17,6 +16,9 @@ func init() { emulator.Register(Backend{}) }
 type Backend struct {
 	// Options are the defaults every command's options add to.
 	Options Options
+	// Lead is how far ahead of the controller's clock a run's shared start is picked
+	// (0: 15 s plus 100 ms per node).
+	Lead time.Duration
 }
 
 // Name returns "swarm".
@@ -60,7 +62,3 @@ func (Backend) Owns(lab string) bool { return IsLab(lab) }
 
 var _ emulator.LabBackend = Backend{}
 
-// Run executes sc on p across the machines; see RunAcross.
-func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
-	return nil, fmt.Errorf("swarm: run: not yet")
-}

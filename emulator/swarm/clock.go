@@ -8,8 +8,11 @@ import (
 	"hash/fnv"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Each machine keeps its own clock. The daemons of a lab agree on time through a shared
@@ -27,8 +30,8 @@ type ClockSample struct {
 	Offset time.Duration `json:"offset_ns"`
 	// Transit is the one-way trip over the underlay (half the least round trip).
 	Transit time.Duration `json:"transit_ns"`
-	// Jitter is how much later than Transit a probe took, one way, at the 99th
-	// percentile.
+	// Jitter is how much later than Transit a probe took, one way, at the 90th
+	// percentile (the rarer, later frames show as lateness in the run's fidelity).
 	Jitter time.Duration `json:"jitter_ns"`
 	// Probes is how many probes were answered.
 	Probes int `json:"probes"`
@@ -58,6 +61,7 @@ func (c clock) now() int64 { return time.Now().UnixNano() + int64(c.offset) }
 // serveClock answers probes on conn until ctx ends: each 8-byte request (the prober's
 // send time) gets it back with this machine's receive and send times.
 func serveClock(ctx context.Context, conn *net.UDPConn, c clock) {
+	realtimeThread()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	buf := make([]byte, 64)
@@ -79,12 +83,29 @@ func serveClock(ctx context.Context, conn *net.UDPConn, c clock) {
 }
 
 // probeClock measures peer (at addr:port) with n probes spaced gap apart, waiting up
-// to wait for the peer to answer the first.
+// to wait for the peer to answer the first. It probes from a real-time thread of its
+// own, which ends with it.
 func probeClock(ctx context.Context, peer string, addr netip.AddrPort, c clock, n int, gap, wait time.Duration) (ClockSample, error) {
+	type result struct {
+		s   ClockSample
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		realtimeThread() // never unlocked: the thread exits with the goroutine
+		s, err := probe(ctx, peer, addr, c, n, gap, wait)
+		ch <- result{s, err}
+	}()
+	r := <-ch
+	return r.s, r.err
+}
+
+func probe(ctx context.Context, peer string, addr netip.AddrPort, c clock, n int, gap, wait time.Duration) (ClockSample, error) {
 	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(addr))
 	if err != nil {
 		return ClockSample{}, fmt.Errorf("swarm: clock probe of %s: %w", peer, err)
 	}
+
 	defer conn.Close()
 	type sample struct{ rtt, offset int64 }
 	var got []sample
@@ -127,7 +148,22 @@ func probeClock(ctx context.Context, peer string, addr netip.AddrPort, c clock, 
 		rtts[i] = s.rtt
 	}
 	slices.Sort(rtts)
-	p99 := rtts[min(len(rtts)-1, len(rtts)*99/100)]
+	p90 := rtts[min(len(rtts)-1, len(rtts)*90/100)]
 	return ClockSample{Peer: peer, Offset: time.Duration(best.offset), Transit: time.Duration(best.rtt / 2),
-		Jitter: time.Duration((p99 - best.rtt) / 2), Probes: len(got)}, nil
+		Jitter: time.Duration((p90 - best.rtt) / 2), Probes: len(got)}, nil
+}
+
+// probePriority is the SCHED_FIFO priority of the clock probes' threads: the daemons'
+// (their datapath threads are what a cut link's frames wait for), so the probes
+// measure the jitter those threads see rather than an ordinary thread's.
+const probePriority = 10
+
+// realtimeThread locks the calling goroutine to its thread and runs that thread under
+// SCHED_FIFO when the machine allows it (best effort: the probes still measure
+// without it, only more pessimistically). The caller never unlocks: its thread exits
+// with it rather than go back to the runtime real-time.
+func realtimeThread() {
+	runtime.LockOSThread()
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: probePriority}
+	_ = unix.SchedSetAttr(0, &attr, 0)
 }

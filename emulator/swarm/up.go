@@ -39,6 +39,7 @@ type lab struct {
 	engines []*docker.Client // by machine index
 	marker  Marker
 	dir     string
+	ready   []AgentReady // by machine index, once started
 }
 
 // Up brings p up across the Swarm's machines and leaves it up; see the package doc. On
@@ -218,14 +219,25 @@ func (l *lab) start(ctx context.Context, o Options, start int64, run func(mi int
 		timeout = 60*time.Second + time.Duration(len(p.Hosts)+len(p.Switches))*200*time.Millisecond
 	}
 	ready := make([]AgentReady, len(l.pl.Machines))
+	// The first machine that fails ends the wait for the others: its error is the
+	// lab's.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	err = netns.Parallel(ctx, len(l.pl.Machines), len(l.pl.Machines), count.Count("machines ready", len(l.pl.Machines), func(mi int) error {
-		r, err := l.waitReady(ctx, mi, time.Now().Add(timeout))
+		r, err := l.waitReady(wctx, mi, time.Now().Add(timeout))
 		ready[mi] = r
+		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+			return nil // another machine failed first
+		}
+		if err != nil {
+			cancel()
+		}
 		return err
 	}))
 	if err != nil {
 		return err
 	}
+	l.ready = ready
 	st.Ready = true
 	return netns.WriteState(l.dir, &st)
 }
