@@ -61,4 +61,3 @@ func (Backend) Exec(ctx context.Context, lab, node string, argv []string, stdio 
 func (Backend) Owns(lab string) bool { return IsLab(lab) }
 
 var _ emulator.LabBackend = Backend{}
-
