@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"reef/emulator"
@@ -46,7 +47,11 @@ func (b Backend) Up(ctx context.Context, p *plan.Plan, o emulator.UpOptions) (*e
 	if err != nil {
 		return nil, err
 	}
-	return &emulator.LabUp{Name: m.Lab, Placement: "one per machine\n" + m.Placement}, nil
+	text := "one per machine\n" + m.Placement
+	for _, w := range m.Warnings {
+		text += "  warning: " + w + "\n"
+	}
+	return &emulator.LabUp{Name: m.Lab, Placement: strings.TrimRight(text, "\n")}, nil
 }
 
 // Down removes lab from every machine.

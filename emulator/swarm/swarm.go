@@ -94,6 +94,8 @@ type Marker struct {
 	Services  []string       `json:"services"`
 	Configs   []string       `json:"configs"`
 	Placement string         `json:"placement"`
+	// Warnings are the agents' (AgentReady.Warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Options tune Up.

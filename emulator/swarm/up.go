@@ -28,6 +28,9 @@ type AgentReady struct {
 	Machine string `json:"machine"`
 	// Clocks are the agent's measurements of its peers' clocks and the underlay.
 	Clocks []ClockSample `json:"clocks,omitempty"`
+	// Warnings are what the agent found wrong without refusing the lab (a cut link
+	// shorter than the tunnel, on a lab brought up without a run).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // lab is a Swarm lab being brought up or run: the placement and the controller's
@@ -238,6 +241,12 @@ func (l *lab) start(ctx context.Context, o Options, start int64, run func(mi int
 		return err
 	}
 	l.ready = ready
+	for _, r := range ready {
+		l.marker.Warnings = append(l.marker.Warnings, r.Warnings...)
+	}
+	if err := netns.WriteJSON(filepath.Join(l.dir, MarkerFile), &l.marker); err != nil {
+		return fmt.Errorf("swarm: %w", err)
+	}
 	st.Ready = true
 	return netns.WriteState(l.dir, &st)
 }

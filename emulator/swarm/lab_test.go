@@ -1,0 +1,424 @@
+package swarm
+
+// These tests run real labs across two machines: the two network namespaces with their
+// own Docker engines, joined in one Swarm, that scripts/machines.sh makes (make test
+// starts them before this package and stops them after). Without them the tests skip,
+// except in CI (CI=true), where a missing prerequisite fails.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"reef/afpacket"
+	"reef/emulator"
+	"reef/emulator/docker"
+	"reef/emulator/plan"
+	"reef/emulator/report"
+	"reef/emulator/runner"
+	"reef/emulator/topo"
+)
+
+// What scripts/machines.sh makes: machine i is the namespace reef-m<i>, its underlay
+// device eth0, its engine's socket /run/reef-machines/m<i>.sock.
+const (
+	testManager = "unix:///run/reef-machines/m1.sock"
+	underlayDev = "eth0"
+)
+
+func machineNS(name string) string { return "reef-" + name }
+
+var imageOnce sync.Once
+var imageErr error
+
+// needMachines returns the Swarm's machines with reef's agent image built into each,
+// or skips (fails in CI) when they are not there.
+func needMachines(t *testing.T) []Machine {
+	t.Helper()
+	miss := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...) + " (scripts/machines.sh up makes two machines on this one)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if os.Geteuid() != 0 {
+		miss("needs root")
+	}
+	if os.Getenv("REEF_SWARM") == "" {
+		t.Setenv("REEF_SWARM", testManager)
+	}
+	ctx := context.Background()
+	ms, err := ListMachines(ctx, "")
+	if err != nil {
+		miss("no Swarm: %v", err)
+	}
+	if len(ms) < 2 {
+		miss("the Swarm has %d machine(s); want 2", len(ms))
+	}
+	imageOnce.Do(func() {
+		for _, m := range ms {
+			c, err := docker.NewClientAt(m.Engine)
+			if err == nil {
+				_, err = docker.BuildAgentImage(ctx, c)
+			}
+			if err != nil {
+				imageErr = fmt.Errorf("machine %s: %w", m.Name, err)
+				return
+			}
+		}
+	})
+	if imageErr != nil {
+		t.Fatal(imageErr)
+	}
+	return ms[:2]
+}
+
+func testPlan(t *testing.T, name, yaml string) *plan.Plan {
+	t.Helper()
+	tp, err := topo.Parse(name+".yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(tp, plan.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// bystander starts a container that is not reef's on machine m's engine; it must
+// outlive every lab.
+func bystander(t *testing.T, m Machine) (*docker.Client, string) {
+	t.Helper()
+	c, err := docker.NewClientAt(m.Engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &docker.ContainerConfig{Image: docker.AgentImage, Entrypoint: []string{"/bin/sleep", "3600"}, HostConfig: docker.HostConfig{NetworkMode: "none"}}
+	name := fmt.Sprintf("bystander-%s-%d", m.Name, os.Getpid())
+	ctx := context.Background()
+	id, err := c.Create(ctx, name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Remove(context.Background(), id) })
+	if err := c.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	return c, id
+}
+
+// checkGone asserts nothing of lab is left: no service, config or container on any
+// machine, no tunnel device in any machine's namespace, no controller record.
+func checkGone(t *testing.T, lab string, ms []Machine) {
+	t.Helper()
+	ctx := context.Background()
+	mgr, err := docker.NewClientAt(testManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := mgr.Services(ctx, LabelLab+"="+lab); err != nil || len(s) > 0 {
+		t.Errorf("services of %s left: %d (%v)", lab, len(s), err)
+	}
+	if c, err := mgr.Configs(ctx, LabelLab+"="+lab); err != nil || len(c) > 0 {
+		t.Errorf("configs of %s left: %d (%v)", lab, len(c), err)
+	}
+	for _, m := range ms {
+		c, err := docker.NewClientAt(m.Engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left, err := c.List(ctx, LabelLab+"="+lab); err != nil || len(left) > 0 {
+			t.Errorf("machine %s: containers of %s left: %d (%v)", m.Name, lab, len(left), err)
+		}
+		out, err := exec.Command("ip", "-n", machineNS(m.Name), "-o", "link", "show", "type", "vxlan").CombinedOutput()
+		if err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("machine %s: tunnel devices left (%v): %s", m.Name, err, out)
+		}
+	}
+	if IsLab(lab) {
+		t.Errorf("the controller still has a record of %s", lab)
+	}
+}
+
+func execOut(t *testing.T, lab, node string, argv ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Exec(context.Background(), lab, node, argv, emulator.Stdio{Out: &out, Err: &errb})
+	if err != nil {
+		return out.String() + errb.String(), err
+	}
+	return out.String(), nil
+}
+
+// TestSwarmDumbbellAcrossMachines cuts a dumbbell in the middle (s1 and its hosts on
+// one machine, s2 and its hosts on the other): ping and iperf3 cross it, the underlay
+// carries the link as VXLAN frames with reef's release trailer inside, and down leaves
+// nothing of the lab while a container that is not reef's survives on each engine.
+func TestSwarmDumbbellAcrossMachines(t *testing.T) {
+	ms := needMachines(t)
+	ctx := context.Background()
+	var bys []func() bool
+	for _, m := range ms {
+		c, id := bystander(t, m)
+		bys = append(bys, func() bool { st, err := c.Inspect(ctx, id); return err == nil && st.State.Running })
+	}
+	const rate = 200e6
+	lab := "swarmbell"
+	p := testPlan(t, lab, `name: swarmbell
+defaults: {rate: 200Mbps, delay: 2ms, buffer: 1MB, mtu: 1500}
+generator: {kind: dumbbell, hosts: 2}
+`)
+	m, err := Up(ctx, p, Options{Manager: testManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	downed := false
+	t.Cleanup(func() {
+		if !downed {
+			_ = Down(context.Background(), lab)
+		}
+	})
+	if m.Node["s1"] == m.Node["s2"] || m.Node["h1"] != m.Node["s1"] || m.Node["h4"] != m.Node["s2"] {
+		t.Fatalf("placement: %v; want s1 with h1 on one machine, s2 with h4 on the other", m.Node)
+	}
+	t.Logf("placement:\n%s", m.Placement)
+
+	if out, err := execOut(t, lab, "h1", "ping", "-c", "3", "-W", "5", "h4"); err != nil {
+		t.Fatalf("ping h1→h4 across machines: %v\n%s", err, out)
+	}
+	var ee *emulator.ExitError
+	if _, err := execOut(t, lab, "h1", "sh", "-c", "exit 3"); !errors.As(err, &ee) || ee.Code != 3 {
+		t.Errorf("exit status across machines: %v; want exit status 3", err)
+	}
+
+	// Capture the underlay of the first machine while iperf3 runs.
+	pcap := filepath.Join(t.TempDir(), "underlay.pcapng")
+	capCtx, stopCap := context.WithTimeout(ctx, 60*time.Second)
+	defer stopCap()
+	cap := exec.CommandContext(capCtx, "ip", "netns", "exec", machineNS(ms[0].Name), "tshark", "-q", "-i", underlayDev,
+		"-f", "udp dst port "+strconv.Itoa(14789), "-c", "200", "-w", pcap)
+	var capErr syncBuffer
+	cap.Stderr = &capErr
+	if err := cap.Start(); err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	// tshark takes seconds to start on a busy machine: wait until it captures.
+	for !strings.Contains(capErr.String(), "Capturing on") {
+		if capCtx.Err() != nil {
+			t.Fatalf("tshark did not start capturing: %s", capErr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if out, err := execOut(t, lab, "h4", "iperf3", "-s", "-D", "-1"); err != nil {
+		t.Fatalf("iperf3 server: %v\n%s", err, out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	out, err := execOut(t, lab, "h1", "iperf3", "-c", "h4", "-t", "4", "-J")
+	if err != nil {
+		t.Fatalf("iperf3 h1→h4: %v\n%s", err, out)
+	}
+	var ip struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal([]byte(out), &ip); err != nil {
+		t.Fatalf("iperf3 output: %v\n%s", err, out)
+	}
+	got := ip.End.SumReceived.BitsPerSecond
+	t.Logf("iperf3 h1→h4 across machines: %.1f Mbit/s (link %.0f Mbit/s)", got/1e6, rate/1e6)
+	if got < 0.7*rate || got > 1.05*rate {
+		t.Errorf("iperf3 across machines: %.1f Mbit/s; want the link's %.0f Mbit/s (within 70%%–105%%)", got/1e6, rate/1e6)
+	}
+	if err := cap.Wait(); err != nil {
+		t.Fatalf("tshark: %v\n%s", err, capErr.String())
+	}
+	var vni uint32
+	pl, err := Place(p, m.Machines, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range pl.Cut {
+		vni = v
+	}
+	frames, trailers := readUnderlay(t, pcap, vni)
+	t.Logf("underlay: %d VXLAN frames of VNI %d, %d with reef's trailer", frames, vni, trailers)
+	if frames < 100 || trailers < frames/2 {
+		t.Errorf("underlay capture: %d VXLAN frames of the lab's VNI %d, %d carrying reef's trailer; want ≥ 100, most with it", frames, vni, trailers)
+	}
+
+	if err := Down(ctx, lab); err != nil {
+		t.Fatal(err)
+	}
+	downed = true
+	checkGone(t, lab, ms)
+	for i, alive := range bys {
+		if !alive() {
+			t.Errorf("machine %s: the container that is not reef's did not survive reef down", ms[i].Name)
+		}
+	}
+}
+
+// readUnderlay counts the capture's VXLAN frames of vni and those whose inner frame
+// ends with reef's release trailer.
+func readUnderlay(t *testing.T, path string, vni uint32) (frames, trailers int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		data, _, err := r.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Ethernet (14) + IPv4 (IHL) + UDP (8) + VXLAN (8) + the lab's frame.
+		if len(data) < 14+20+8+8+14 || data[12] != 0x08 || data[13] != 0x00 {
+			continue
+		}
+		ihl := int(data[14]&0x0f) * 4
+		vx := data[14+ihl+8:]
+		if got := uint32(vx[4])<<16 | uint32(vx[5])<<8 | uint32(vx[6]); got != vni {
+			continue
+		}
+		frames++
+		if _, _, ok := afpacket.StripTrailer(vx[8:]); ok {
+			trailers++
+		}
+	}
+	return frames, trailers
+}
+
+// runPoint runs one point of an experiment on backend and returns its summary.
+func runPoint(t *testing.T, exp, backend, only string, o runner.Options) (*report.Summary, error) {
+	t.Helper()
+	o.Backend, o.OutDir, o.NoFigures = backend, t.TempDir(), true
+	o.Only = []string{only}
+	out, err := runner.Run(context.Background(), "../../experiments/"+exp+".yaml", o)
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Summaries) != 1 {
+		return nil, fmt.Errorf("%d summaries; want 1", len(out.Summaries))
+	}
+	return out.Summaries[0], nil
+}
+
+// TestSwarmReproductionsAgreeWithNetns places poseidon-multihop and
+// poseidon-reverse-path across the two machines: each passes, its cut links' delay
+// covers what was measured between the machines, and every flow's goodput is within
+// 10% of the same point on one machine (netns).
+func TestSwarmReproductionsAgreeWithNetns(t *testing.T) {
+	needMachines(t)
+	for _, tc := range []struct{ exp, only string }{
+		{"poseidon-multihop", "cc=poseidon,M=2,N=4"},
+		{"poseidon-reverse-path", "cc=poseidon"},
+	} {
+		t.Run(tc.exp, func(t *testing.T) {
+			sw, err := runPoint(t, tc.exp, "swarm", tc.only, runner.Options{RetryDegraded: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sw.Tunnels) == 0 {
+				t.Fatalf("%s on swarm: no tunnel measured; was nothing cut?", tc.exp)
+			}
+			for _, tu := range sw.Tunnels {
+				t.Logf("%s→%s: offset %v transit %v jitter %v, least cut delay %v", tu.From, tu.To, tu.Offset, tu.Transit, tu.Jitter, tu.MinDelay)
+				if tu.Transit <= 0 || tu.MinDelay < tu.Transit+abs(tu.Offset)+tu.Jitter {
+					t.Errorf("tunnel %s→%s: %+v; want a positive transit covered by the cut links' delay", tu.From, tu.To, tu)
+				}
+			}
+			nn, err := runPoint(t, tc.exp, "netns", tc.only, runner.Options{RetryDegraded: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := report.Compare(nn, sw)
+			worst, flow := c.MaxGoodputDiff()
+			t.Logf("%s: swarm (%s) against netns (%s): largest per-flow goodput difference %.1f%% (%s)", tc.exp, c.FidelityB, c.FidelityA, 100*worst, flow)
+			if worst > 0.10 {
+				t.Errorf("%s: flow %s's goodput differs by %.1f%% between one machine and two; want ≤ 10%%", tc.exp, flow, 100*worst)
+			}
+		})
+	}
+}
+
+func abs[T ~int64](v T) T { return max(v, -v) }
+
+// TestSwarmClockOffset moves the second machine's clock: by less than the cut links'
+// margin the result stays within 10% of the run without an offset; by more than their
+// delay the run is refused, naming the link.
+func TestSwarmClockOffset(t *testing.T) {
+	ms := needMachines(t)
+	const exp, only = "poseidon-multihop", "cc=poseidon,M=2,N=4"
+	base, err := runPoint(t, exp, "swarm", only, runner.Options{RetryDegraded: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := runPoint(t, exp, "swarm", only, runner.Options{RetryDegraded: 2, ClockOffsets: map[string]time.Duration{ms[1].Name: 200 * time.Microsecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off time.Duration
+	for _, tu := range small.Tunnels {
+		if tu.From == ms[0].Name {
+			off = time.Duration(tu.Offset)
+		}
+	}
+	if off < 100*time.Microsecond || off > 300*time.Microsecond {
+		t.Errorf("measured offset of %s seen from %s: %v; want about the injected 200µs", ms[1].Name, ms[0].Name, off)
+	}
+	worst, flow := report.Compare(base, small).MaxGoodputDiff()
+	t.Logf("offset 200µs: largest per-flow goodput difference %.1f%% (%s)", 100*worst, flow)
+	if worst > 0.10 {
+		t.Errorf("an offset of 200µs (below the margin) moved flow %s's goodput by %.1f%%; want ≤ 10%%", flow, 100*worst)
+	}
+	_, err = runPoint(t, exp, "swarm", only, runner.Options{ClockOffsets: map[string]time.Duration{ms[1].Name: 5 * time.Millisecond}})
+	if err == nil || !strings.Contains(err.Error(), "cannot cover the tunnel") || !strings.Contains(err.Error(), "link s") {
+		t.Errorf("an offset of 5ms (above every cut link's 1.4ms delay): err %v; want the run refused, naming the link", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
