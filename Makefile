@@ -45,6 +45,11 @@ REPRO := TestReproductionsOnSim|TestReproductionsOnSimWithDelaysMoved|TestTimely
 # test competes with their daemons for the CPU.
 LABS := ./emulator/netns ./emulator/docker
 
+# The Swarm backend's labs span machines: scripts/machines.sh makes two on this one
+# (namespaces with their own Docker engines, joined in a Swarm) for its tests, and
+# removes them afterwards whether the tests passed or not.
+SWARM := ./emulator/swarm
+
 # The reproductions on netns run without the race detector too, last and alone: the
 # controller's own work competes with the daemons for the two CPUs, and under -race it
 # is several times heavier (its sim comparisons most of all). The netns backend and the
@@ -56,8 +61,10 @@ unit:
 	cd examples/ecnreno && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd examples/udpint && $(GO) vet ./... && $(GO) test -count=1 ./...
 	REEF_EXPERIMENTS=1 $(GO) test -count=1 -timeout 30m -run '^($(REPRO))$$' ./emulator/runner
-	$(GO) test -race -count=1 -timeout 30m -skip '^($(REPRO))$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES) $(LABS))")
+	$(GO) test -race -count=1 -timeout 30m -skip '^($(REPRO))$$' $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(CORES) $(LABS) $(SWARM))")
 	$(GO) test -race -count=1 -p 1 -timeout 60m -skip '^($(NETNS_REPRO))$$' $(LABS)
+	./scripts/machines.sh up
+	$(GO) test -race -count=1 -timeout 40m $(SWARM); rc=$$?; ./scripts/machines.sh down; exit $$rc
 	$(GO) test -count=1 -timeout 90m -run '^($(NETNS_REPRO))$$' ./emulator/netns
 
 # test is what CI runs: install prerequisites, build, lint, then every test with the race

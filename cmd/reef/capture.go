@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reef/emulator/netns"
+	"reef/emulator/swarm"
 )
 
 func init() { commands = append(commands, captureCmd) }
@@ -52,6 +53,9 @@ func captureRun(ctx context.Context, lab, target, out string, d time.Duration) e
 	if err != nil {
 		return err
 	}
+	if swarm.IsLab(lab) {
+		return captureSwarm(ctx, lab, target, out, d)
+	}
 	t, err := netns.ParseTarget(lab, target)
 	if err != nil {
 		return err
@@ -75,5 +79,23 @@ func captureRun(ctx context.Context, lab, target, out string, d time.Duration) e
 		err = cerr
 	}
 	fmt.Fprintf(os.Stderr, "%d frames from %s:%s written to %s\n", n, t.Node, t.Iface, out)
+	return err
+}
+
+// captureSwarm captures target of a lab across machines, on the node's machine.
+func captureSwarm(ctx context.Context, lab, target, out string, d time.Duration) error {
+	if out == "" {
+		out = strings.ReplaceAll(target, ":", "-") + ".pcapng"
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = swarm.Capture(ctx, lab, target, d, f, os.Stderr)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }

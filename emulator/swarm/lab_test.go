@@ -18,12 +18,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"reef/afpacket"
+	_ "reef/cc/all" // the experiments' algorithms
 	"reef/emulator"
 	"reef/emulator/docker"
 	"reef/emulator/plan"
@@ -199,8 +201,19 @@ generator: {kind: dumbbell, hosts: 2}
 	}
 	t.Logf("placement:\n%s", m.Placement)
 
+	// reef capture of a host on the other machine, while h1 pings it.
+	var pc bytes.Buffer
+	capDone := make(chan error, 1)
+	go func() { capDone <- Capture(ctx, lab, "h4", 4*time.Second, &pc, io.Discard) }()
+	time.Sleep(time.Second)
 	if out, err := execOut(t, lab, "h1", "ping", "-c", "3", "-W", "5", "h4"); err != nil {
 		t.Fatalf("ping h1→h4 across machines: %v\n%s", err, out)
+	}
+	if err := <-capDone; err != nil {
+		t.Fatalf("reef capture h4: %v", err)
+	}
+	if n := countICMP(t, pc.Bytes()); n < 3 {
+		t.Errorf("reef capture h4 on the other machine: %d ICMP frames in %d bytes of pcapng; want the 3 echo requests at least", n, pc.Len())
 	}
 	var ee *emulator.ExitError
 	if _, err := execOut(t, lab, "h1", "sh", "-c", "exit 3"); !errors.As(err, &ee) || ee.Code != 3 {
@@ -278,6 +291,25 @@ generator: {kind: dumbbell, hosts: 2}
 	}
 }
 
+// countICMP counts the IPv4 ICMP frames of a pcapng capture.
+func countICMP(t *testing.T, b []byte) int {
+	t.Helper()
+	r, err := pcapgo.NewNgReader(bytes.NewReader(b), pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	n := 0
+	for {
+		data, _, err := r.ReadPacketData()
+		if err != nil {
+			return n
+		}
+		if len(data) > 23 && data[12] == 0x08 && data[13] == 0x00 && data[23] == 1 {
+			n++
+		}
+	}
+}
+
 // readUnderlay counts the capture's VXLAN frames of vni and those whose inner frame
 // ends with reef's release trailer.
 func readUnderlay(t *testing.T, path string, vni uint32) (frames, trailers int) {
@@ -320,7 +352,7 @@ func readUnderlay(t *testing.T, path string, vni uint32) (frames, trailers int) 
 func runPoint(t *testing.T, exp, backend, only string, o runner.Options) (*report.Summary, error) {
 	t.Helper()
 	o.Backend, o.OutDir, o.NoFigures = backend, t.TempDir(), true
-	o.Only = []string{only}
+	o.Only = strings.Split(only, ",")
 	out, err := runner.Run(context.Background(), "../../experiments/"+exp+".yaml", o)
 	if err != nil {
 		return nil, err
@@ -339,7 +371,7 @@ func TestSwarmReproductionsAgreeWithNetns(t *testing.T) {
 	needMachines(t)
 	for _, tc := range []struct{ exp, only string }{
 		{"poseidon-multihop", "cc=poseidon,M=2,N=4"},
-		{"poseidon-reverse-path", "cc=poseidon"},
+		{"poseidon-reverse-path", "cc=poseidon,N=4"},
 	} {
 		t.Run(tc.exp, func(t *testing.T) {
 			sw, err := runPoint(t, tc.exp, "swarm", tc.only, runner.Options{RetryDegraded: 2})
@@ -421,4 +453,126 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// killMachine kills every process of machine name, as a machine that loses power
+// would lose them: its engine (and that engine's containerd and shims, in the machine's
+// namespace) and every process of its containers (their cgroups sit under the
+// engine's cgroup parent, /reef-<name>: scripts/machines.sh).
+func killMachine(t *testing.T, name string) {
+	t.Helper()
+	for range 3 {
+		var pids []int
+		out, _ := exec.Command("ip", "netns", "pids", machineNS(name)).Output()
+		for _, f := range strings.Fields(string(out)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		procs, _ := filepath.Glob("/sys/fs/cgroup/pids/reef-" + name + "/*/cgroup.procs")
+		for _, p := range procs {
+			b, _ := os.ReadFile(p)
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// TestSwarmMachineLost kills the second machine in the middle of a run: the run ends
+// with an error naming it, what the first machine measured is kept, the first machine
+// holds nothing of the lab afterwards, and reef down removes the rest once the lost
+// machine is back.
+func TestSwarmMachineLost(t *testing.T) {
+	ms := needMachines(t)
+	lost := ms[1]
+	type result struct {
+		out *runner.Outcome
+		err error
+	}
+	dir := t.TempDir()
+	done := make(chan result, 1)
+	go func() {
+		out, err := runner.Run(context.Background(), "../../experiments/poseidon-multihop.yaml",
+			runner.Options{Backend: "swarm", OutDir: dir, NoFigures: true, Only: []string{"cc=poseidon", "M=2", "N=4"}})
+		done <- result{out, err}
+	}()
+	// Wait until the lost machine's part of the run is under way: its host daemon runs.
+	ctx := context.Background()
+	ec, err := docker.NewClientAt(lost.Engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab := ""
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the run's part on " + lost.Name + " never started its host daemon")
+		}
+		if list, err := ec.List(ctx, LabelLab); err == nil {
+			for _, ct := range list {
+				if code, err := ec.ExecAttached(ctx, ct.ID, []string{"pidof", "hostd"}, nil, nil, nil); err == nil && code == 0 {
+					lab = ct.Labels[LabelLab]
+				}
+			}
+		}
+		if lab != "" {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	killMachine(t, lost.Name)
+	killed := time.Now()
+	t.Cleanup(func() {
+		if out, err := exec.Command("../../scripts/machines.sh", "up").CombinedOutput(); err != nil {
+			t.Errorf("bringing the machines back: %v\n%s", err, out)
+		}
+	})
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the run did not end after a machine was lost")
+	}
+	t.Logf("run ended %v after %s was killed: %v", time.Since(killed).Round(time.Millisecond), lost.Name, r.err)
+	if r.err == nil || !strings.Contains(r.err.Error(), "machine "+lost.Name+" was lost") {
+		t.Fatalf("run: err %v; want it to name the lost machine %s", r.err, lost.Name)
+	}
+	if parts, _ := filepath.Glob(filepath.Join(dir, "*", ms[0].Name+"."+partFile)); len(parts) != 1 {
+		t.Errorf("what %s measured was not kept (%v)", ms[0].Name, parts)
+	}
+	c0, err := docker.NewClientAt(ms[0].Engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err := c0.List(ctx, LabelLab+"="+lab); err != nil || len(left) > 0 {
+		t.Errorf("%s still holds %d containers of %s (%v)", ms[0].Name, len(left), lab, err)
+	}
+	if !IsLab(lab) {
+		t.Fatalf("the controller forgot %s while %s still holds part of it", lab, lost.Name)
+	}
+
+	// The machine comes back: reef down finishes the job.
+	if out, err := exec.Command("../../scripts/machines.sh", "up").CombinedOutput(); err != nil {
+		t.Fatalf("bringing %s back: %v\n%s", lost.Name, err, out)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		ms2, err := ListMachines(ctx, "")
+		if err == nil && len(ms2) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not rejoin the Swarm: %v", lost.Name, err)
+		}
+		time.Sleep(time.Second)
+	}
+	if err := Down(ctx, lab); err != nil {
+		t.Fatalf("reef down after %s came back: %v", lost.Name, err)
+	}
+	checkGone(t, lab, ms)
 }

@@ -144,11 +144,18 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 			reached := min(max(units.Time(time.Now().UnixNano()-start), 0), sc.Duration)
 			opts.Progress(reached, sc.Duration)
 		}
+		down := l.downMachines(ctx)
 		for mi := range done {
 			if done[mi] {
 				continue
 			}
-			ok, err := l.collect(ctx, mi, out, &parts[mi])
+			var ok bool
+			var err error
+			if why, lost := down[mi]; lost {
+				ok, err = true, fmt.Errorf("swarm: machine %s was lost during the run (%s); the results of the other machines are kept", l.pl.Machines[mi].Name, why)
+			} else {
+				ok, err = l.collect(ctx, mi, out, &parts[mi])
+			}
 			if err != nil || ok {
 				if err != nil {
 					errs = append(errs, err)
@@ -189,19 +196,22 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 // its task is gone (the machine was lost) or its part failed.
 func (l *lab) collect(ctx context.Context, mi int, out string, part **results.Run) (bool, error) {
 	m := l.pl.Machines[mi]
-	id, running, err := l.container(ctx, mi)
+	// A frozen machine's engine never answers: every call here is bounded.
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	id, running, err := l.container(cctx, mi)
 	if err == nil && !running {
 		err = fmt.Errorf("swarm: machine %s: its task is not running", m.Name)
 	}
 	if err == nil {
-		err = l.engines[mi].Ping(ctx)
+		err = l.engines[mi].Ping(cctx)
 	}
 	if err != nil {
 		return true, fmt.Errorf("swarm: machine %s was lost during the run (%v); the results of the other machines are kept", m.Name, err)
 	}
 	var msg []byte
 	var finished bool
-	if err := l.engines[mi].CopyFrom(ctx, id, filepath.Join(RunDir(l.p.Lab), doneFile), func(_ string, r io.Reader) error {
+	if err := l.engines[mi].CopyFrom(cctx, id, filepath.Join(RunDir(l.p.Lab), doneFile), func(_ string, r io.Reader) error {
 		finished = true
 		msg, err = io.ReadAll(r)
 		return err
@@ -237,6 +247,26 @@ func (l *lab) collect(ctx context.Context, mi int, out string, part **results.Ru
 		return true, fmt.Errorf("swarm: machine %s: %s", m.Name, msg)
 	}
 	return true, nil
+}
+
+// downMachines asks the manager which of the lab's machines it no longer hears from
+// (Swarm's heartbeat: a stopped engine, a frozen machine, a cut underlay), with why.
+func (l *lab) downMachines(ctx context.Context) map[int]string {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nodes, err := l.mgr.Nodes(cctx)
+	if err != nil {
+		return nil // the manager's own trouble is not a machine's
+	}
+	down := map[int]string{}
+	for mi, m := range l.pl.Machines {
+		for _, n := range nodes {
+			if n.ID == m.NodeID && n.Status.State != "ready" {
+				down[mi] = "the Swarm reports its node " + n.Status.State
+			}
+		}
+	}
+	return down
 }
 
 // merge puts the parts together as one run: each flow from its source host's machine

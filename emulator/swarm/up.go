@@ -454,3 +454,40 @@ func runningContainer(ctx context.Context, ec *docker.Client, labName, machine s
 	}
 	return "", fmt.Errorf("swarm: lab %q has no running container on machine %s (is the machine up? reef ls)", labName, machine)
 }
+
+// Capture writes a pcapng capture of target (NODE or NODE:PORT, as reef capture takes)
+// of a Swarm lab to w: reef capture runs in the task container of the node's machine
+// and streams its file back through that machine's engine. d bounds it (0: until ctx
+// ends).
+func Capture(ctx context.Context, labName, target string, d time.Duration, w io.Writer, errw io.Writer) error {
+	m, err := ReadMarker(labName)
+	if err != nil {
+		return err
+	}
+	node, _, _ := strings.Cut(target, ":")
+	mi, ok := m.Node[node]
+	if !ok {
+		return fmt.Errorf("swarm: lab %q has no node %q", labName, node)
+	}
+	mc := m.Machines[mi]
+	ec, err := docker.NewClientAt(mc.Engine)
+	if err != nil {
+		return err
+	}
+	id, err := runningContainer(ctx, ec, labName, mc.Name)
+	if err != nil {
+		return err
+	}
+	argv := []string{"/reef/reef", "capture", target, "--lab", labName, "-o", "/dev/stdout"}
+	if d > 0 {
+		argv = append(argv, "--duration", d.String())
+	}
+	code, err := ec.ExecAttached(ctx, id, argv, nil, w, errw)
+	if err != nil {
+		return fmt.Errorf("swarm: capture %s on %s: %w", target, mc.Name, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("swarm: capture %s on %s: exit status %d", target, mc.Name, code)
+	}
+	return nil
+}
