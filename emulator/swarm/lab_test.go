@@ -352,7 +352,7 @@ func readUnderlay(t *testing.T, path string, vni uint32) (frames, trailers int) 
 func runPoint(t *testing.T, exp, backend, only string, o runner.Options) (*report.Summary, error) {
 	t.Helper()
 	o.Backend, o.OutDir, o.NoFigures = backend, t.TempDir(), true
-	o.Only = strings.Split(only, ",")
+	o.Only = splitOnly(only)
 	out, err := runner.Run(context.Background(), "../../experiments/"+exp+".yaml", o)
 	if err != nil {
 		return nil, err
@@ -576,3 +576,5 @@ func TestSwarmMachineLost(t *testing.T) {
 	}
 	checkGone(t, lab, ms)
 }
+
+func splitOnly(only string) []string { return strings.Split(only, ",") }

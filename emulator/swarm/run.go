@@ -249,8 +249,14 @@ func (l *lab) collect(ctx context.Context, mi int, out string, part **results.Ru
 	return true, nil
 }
 
-// downMachines asks the manager which of the lab's machines it no longer hears from
-// (Swarm's heartbeat: a stopped engine, a frozen machine, a cut underlay), with why.
+// LostAfter is how long the manager must report a machine's node not ready before the
+// run takes the machine for lost (a stopped engine is noticed at once, by its socket).
+// On a loaded machine the manager misses heartbeats and reports nodes down for a second
+// or two, even its own: measured here at a load of 8 with 1 s heartbeats.
+const LostAfter = 8 * time.Second
+
+// downMachines asks the manager which of the lab's machines it has not heard from for
+// LostAfter (Swarm's heartbeat: a frozen machine, a cut underlay), with why.
 func (l *lab) downMachines(ctx context.Context) map[int]string {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -258,11 +264,26 @@ func (l *lab) downMachines(ctx context.Context) map[int]string {
 	if err != nil {
 		return nil // the manager's own trouble is not a machine's
 	}
+	if l.downSince == nil {
+		l.downSince = map[int]time.Time{}
+	}
 	down := map[int]string{}
 	for mi, m := range l.pl.Machines {
 		for _, n := range nodes {
-			if n.ID == m.NodeID && n.Status.State != "ready" {
-				down[mi] = "the Swarm reports its node " + n.Status.State
+			if n.ID != m.NodeID {
+				continue
+			}
+			if n.Status.State == "ready" {
+				delete(l.downSince, mi)
+				continue
+			}
+			since, ok := l.downSince[mi]
+			if !ok {
+				l.downSince[mi] = time.Now()
+				continue
+			}
+			if d := time.Since(since); d >= LostAfter {
+				down[mi] = fmt.Sprintf("the Swarm has reported its node %s for %v", n.Status.State, d.Round(time.Second))
 			}
 		}
 	}

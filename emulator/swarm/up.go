@@ -43,6 +43,9 @@ type lab struct {
 	marker  Marker
 	dir     string
 	ready   []AgentReady // by machine index, once started
+	// downSince is when the manager first reported each machine's node not ready
+	// (while a run waits for its parts).
+	downSince map[int]time.Time
 }
 
 // Up brings p up across the Swarm's machines and leaves it up; see the package doc. On
