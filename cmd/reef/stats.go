@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reef/emulator"
 	"reef/emulator/netns"
+	"reef/emulator/swarm"
 	"reef/switchd"
 	"reef/switchd/shard"
 )
@@ -34,6 +36,10 @@ time).`,
 			lab, err := pickLab(lab)
 			if err != nil {
 				return err
+			}
+			if swarm.IsLab(lab) { // the switch's daemon runs on its machine
+				return swarm.Delegate(cmd.Context(), lab, args[0], []string{"stats", args[0]},
+					emulator.Stdio{Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()})
 			}
 			return statsRun(cmd.OutOrStdout(), lab, args[0])
 		},

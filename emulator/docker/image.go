@@ -111,7 +111,8 @@ var BusyboxPath = "/bin/busybox"
 
 // busyboxApplets are the tools ToolsImage links to busybox.
 var busyboxApplets = []string{"sh", "ash", "ls", "cat", "echo", "ping", "ip", "ifconfig", "route", "nc", "wget",
-	"ps", "top", "sleep", "hostname", "arp", "traceroute", "netstat", "vi", "grep", "awk", "sed", "head", "tail", "date"}
+	"ps", "top", "sleep", "hostname", "arp", "traceroute", "netstat", "vi", "grep", "awk", "sed", "head", "tail", "date",
+	"kill", "pkill", "pidof"}
 
 // Rootfs is the file tree of an image: paths (absolute) to file contents, plus symlinks.
 type Rootfs struct {

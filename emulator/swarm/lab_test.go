@@ -28,6 +28,7 @@ import (
 	_ "reef/cc/all" // the experiments' algorithms
 	"reef/emulator"
 	"reef/emulator/docker"
+	"reef/emulator/netns"
 	"reef/emulator/plan"
 	"reef/emulator/report"
 	"reef/emulator/runner"
@@ -262,6 +263,12 @@ generator: {kind: dumbbell, hosts: 2}
 	if got < 0.7*rate || got > 1.05*rate {
 		t.Errorf("iperf3 across machines: %.1f Mbit/s; want the link's %.0f Mbit/s (within 70%%–105%%)", got/1e6, rate/1e6)
 	}
+	var stats bytes.Buffer
+	if err := Delegate(ctx, lab, "s2", []string{"stats", "s2"}, emulator.Stdio{Out: &stats, Err: &stats}); err != nil {
+		t.Errorf("reef stats s2 (on the other machine): %v\n%s", err, stats.String())
+	} else if !strings.Contains(stats.String(), "tx pkts") || !strings.Contains(stats.String(), "s1") {
+		t.Errorf("reef stats s2: %q; want its ports' table, s1 among the peers", stats.String())
+	}
 	if err := cap.Wait(); err != nil {
 		t.Fatalf("tshark: %v\n%s", err, capErr.String())
 	}
@@ -348,12 +355,24 @@ func readUnderlay(t *testing.T, path string, vni uint32) (frames, trailers int) 
 	return frames, trailers
 }
 
-// runPoint runs one point of an experiment on backend and returns its summary.
+// runPoint runs one point of an experiment on backend and returns its summary. A busy
+// machine can make the tunnel's measured jitter exceed a cut link's delay, and the run
+// is then refused before it starts (what a user sees too): it is tried again, up to
+// three times in all, as --retry-degraded does for runs that went degraded.
 func runPoint(t *testing.T, exp, backend, only string, o runner.Options) (*report.Summary, error) {
 	t.Helper()
-	o.Backend, o.OutDir, o.NoFigures = backend, t.TempDir(), true
+	o.Backend, o.NoFigures = backend, true
 	o.Only = splitOnly(only)
-	out, err := runner.Run(context.Background(), "../../experiments/"+exp+".yaml", o)
+	var out *runner.Outcome
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		o.OutDir = t.TempDir()
+		out, err = runner.Run(context.Background(), "../../experiments/"+exp+".yaml", o)
+		if err == nil || !strings.Contains(err.Error(), "cannot cover the tunnel") {
+			break
+		}
+		t.Logf("attempt %d refused for the tunnel's jitter on a busy machine; again", attempt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +450,8 @@ func TestSwarmClockOffset(t *testing.T) {
 	if worst > 0.10 {
 		t.Errorf("an offset of 200µs (below the margin) moved flow %s's goodput by %.1f%%; want ≤ 10%%", flow, 100*worst)
 	}
-	_, err = runPoint(t, exp, "swarm", only, runner.Options{ClockOffsets: map[string]time.Duration{ms[1].Name: 5 * time.Millisecond}})
+	_, err = runner.Run(context.Background(), "../../experiments/"+exp+".yaml", runner.Options{Backend: "swarm", OutDir: t.TempDir(), NoFigures: true,
+		Only: splitOnly(only), ClockOffsets: map[string]time.Duration{ms[1].Name: 5 * time.Millisecond}})
 	if err == nil || !strings.Contains(err.Error(), "cannot cover the tunnel") || !strings.Contains(err.Error(), "link s") {
 		t.Errorf("an offset of 5ms (above every cut link's 1.4ms delay): err %v; want the run refused, naming the link", err)
 	}
@@ -498,11 +518,14 @@ func TestSwarmMachineLost(t *testing.T) {
 	}
 	dir := t.TempDir()
 	done := make(chan result, 1)
-	go func() {
-		out, err := runner.Run(context.Background(), "../../experiments/poseidon-multihop.yaml",
-			runner.Options{Backend: "swarm", OutDir: dir, NoFigures: true, Only: []string{"cc=poseidon", "M=2", "N=4"}})
-		done <- result{out, err}
-	}()
+	start := func() {
+		go func() {
+			out, err := runner.Run(context.Background(), "../../experiments/poseidon-multihop.yaml",
+				runner.Options{Backend: "swarm", OutDir: dir, NoFigures: true, Only: []string{"cc=poseidon", "M=2", "N=4"}})
+			done <- result{out, err}
+		}()
+	}
+	start()
 	// Wait until the lost machine's part of the run is under way: its host daemon runs.
 	ctx := context.Background()
 	ec, err := docker.NewClientAt(lost.Engine)
@@ -510,19 +533,36 @@ func TestSwarmMachineLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	lab := ""
-	for deadline := time.Now().Add(3 * time.Minute); ; {
+	for attempt, deadline := 1, time.Now().Add(5*time.Minute); lab == ""; {
 		if time.Now().After(deadline) {
 			t.Fatal("the run's part on " + lost.Name + " never started its host daemon")
 		}
+		select {
+		case r := <-done:
+			// Refused for the tunnel's jitter on a busy machine (see runPoint): again.
+			if r.err != nil && strings.Contains(r.err.Error(), "cannot cover the tunnel") && attempt < 3 {
+				attempt++
+				start()
+				continue
+			}
+			t.Fatalf("the run ended before %s could be lost: %v", lost.Name, r.err)
+		default:
+		}
 		if list, err := ec.List(ctx, LabelLab); err == nil {
 			for _, ct := range list {
-				if code, err := ec.ExecAttached(ctx, ct.ID, []string{"pidof", "hostd"}, nil, nil, nil); err == nil && code == 0 {
+				if ct.State != "running" {
+					continue
+				}
+				// The controller has seen every machine ready (it waits for the parts
+				// now) and the machine's host daemon runs.
+				st, err := netns.ReadState("", ct.Labels[LabelLab])
+				if err != nil || !st.Ready {
+					continue
+				}
+				if code, err := ec.ExecAttached(ctx, ct.ID, []string{"sh", "-c", "ps -o comm | grep -qx hostd"}, nil, nil, nil); err == nil && code == 0 {
 					lab = ct.Labels[LabelLab]
 				}
 			}
-		}
-		if lab != "" {
-			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -539,7 +579,11 @@ func TestSwarmMachineLost(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatal("the run did not end after a machine was lost")
 	}
-	t.Logf("run ended %v after %s was killed: %v", time.Since(killed).Round(time.Millisecond), lost.Name, r.err)
+	took := time.Since(killed)
+	t.Logf("run ended %v after %s was killed: %v", took.Round(time.Millisecond), lost.Name, r.err)
+	if took > time.Minute {
+		t.Errorf("the run went on %v after %s was lost; want it stopped within seconds", took, lost.Name)
+	}
 	if r.err == nil || !strings.Contains(r.err.Error(), "machine "+lost.Name+" was lost") {
 		t.Fatalf("run: err %v; want it to name the lost machine %s", r.err, lost.Name)
 	}

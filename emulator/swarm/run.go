@@ -139,6 +139,7 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 	var errs []error
 	limit := time.Unix(0, start).Add(time.Duration(sc.Duration) + 60*time.Second)
 	done := make([]bool, len(l.pl.Machines))
+	stopping := false
 	for left := len(done); left > 0; {
 		if opts.Progress != nil {
 			reached := min(max(units.Time(time.Now().UnixNano()-start), 0), sc.Duration)
@@ -152,13 +153,20 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 			var ok bool
 			var err error
 			if why, lost := down[mi]; lost {
-				ok, err = true, fmt.Errorf("swarm: machine %s was lost during the run (%s); the results of the other machines are kept", l.pl.Machines[mi].Name, why)
+				ok, err = true, lostErr(l.pl.Machines[mi].Name, errors.New(why))
 			} else {
 				ok, err = l.collect(ctx, mi, out, &parts[mi])
 			}
 			if err != nil || ok {
 				if err != nil {
 					errs = append(errs, err)
+					if strings.Contains(err.Error(), " was lost ") && !stopping {
+						// The run cannot hold without it: the others stop now and
+						// keep what they measured.
+						slog.Warn("machine lost; stopping the run on the others", "machine", l.pl.Machines[mi].Name, "err", err)
+						stopping = true
+						l.stopParts(ctx, done)
+					}
 				}
 				done[mi] = true
 				left--
@@ -207,7 +215,7 @@ func (l *lab) collect(ctx context.Context, mi int, out string, part **results.Ru
 		err = l.engines[mi].Ping(cctx)
 	}
 	if err != nil {
-		return true, fmt.Errorf("swarm: machine %s was lost during the run (%v); the results of the other machines are kept", m.Name, err)
+		return true, lostErr(m.Name, err)
 	}
 	var msg []byte
 	var finished bool
@@ -254,6 +262,21 @@ func (l *lab) collect(ctx context.Context, mi int, out string, part **results.Ru
 // On a loaded machine the manager misses heartbeats and reports nodes down for a second
 // or two, even its own: measured here at a load of 8 with 1 s heartbeats.
 const LostAfter = 8 * time.Second
+
+// stopParts ends the run early on every machine not done: its host daemons stop (as on
+// Ctrl-C) and its part finishes with what it measured.
+func (l *lab) stopParts(ctx context.Context, done []bool) {
+	for mi := range done {
+		if done[mi] {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if id, running, err := l.container(cctx, mi); err == nil && running {
+			_, _ = l.engines[mi].ExecAttached(cctx, id, []string{"pkill", "-TERM", "-x", "hostd"}, nil, nil, nil)
+		}
+		cancel()
+	}
+}
 
 // downMachines asks the manager which of the lab's machines it has not heard from for
 // LostAfter (Swarm's heartbeat: a frozen machine, a cut underlay), with why.

@@ -282,13 +282,29 @@ func (l *lab) container(ctx context.Context, mi int) (id string, running bool, e
 	return "", false, nil
 }
 
+// lostOr returns err, or, when machine mi's engine no longer answers, an error that
+// says the machine was lost.
+func (l *lab) lostOr(ctx context.Context, mi int, err error) error {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if perr := l.engines[mi].Ping(pctx); perr != nil {
+		return lostErr(l.pl.Machines[mi].Name, perr)
+	}
+	return fmt.Errorf("swarm: machine %s: %w", l.pl.Machines[mi].Name, err)
+}
+
+// lostErr says machine was lost, and why.
+func lostErr(machine string, why error) error {
+	return fmt.Errorf("swarm: machine %s was lost (%v); the results of the other machines are kept", machine, why)
+}
+
 // waitReady waits until machine mi's agent has written its ready file, and reads it.
 func (l *lab) waitReady(ctx context.Context, mi int, deadline time.Time) (AgentReady, error) {
 	m := l.pl.Machines[mi]
 	for {
 		id, running, err := l.container(ctx, mi)
 		if err != nil {
-			return AgentReady{}, err
+			return AgentReady{}, l.lostOr(ctx, mi, err)
 		}
 		if running {
 			var r AgentReady
@@ -301,7 +317,7 @@ func (l *lab) waitReady(ctx context.Context, mi int, deadline time.Time) (AgentR
 				return r, nil
 			}
 			if err != nil && !docker.IsNotFound(errors.Unwrap(err)) && !strings.Contains(err.Error(), "HTTP 404") {
-				return AgentReady{}, fmt.Errorf("swarm: machine %s: %w", m.Name, err)
+				return AgentReady{}, l.lostOr(ctx, mi, err)
 			}
 		}
 		if time.Now().After(deadline) {
@@ -463,11 +479,22 @@ func runningContainer(ctx context.Context, ec *docker.Client, labName, machine s
 // and streams its file back through that machine's engine. d bounds it (0: until ctx
 // ends).
 func Capture(ctx context.Context, labName, target string, d time.Duration, w io.Writer, errw io.Writer) error {
+	node, _, _ := strings.Cut(target, ":")
+	args := []string{"capture", target, "-o", "/dev/stdout"}
+	if d > 0 {
+		args = append(args, "--duration", d.String())
+	}
+	return Delegate(ctx, labName, node, args, emulator.Stdio{Out: w, Err: errw})
+}
+
+// Delegate runs `reef ARGS --lab LAB` in the task container of node's machine, with
+// stdio attached: the commands that read what a machine's part of the lab keeps there
+// (reef capture, reef stats) run where it is.
+func Delegate(ctx context.Context, labName, node string, args []string, stdio emulator.Stdio) error {
 	m, err := ReadMarker(labName)
 	if err != nil {
 		return err
 	}
-	node, _, _ := strings.Cut(target, ":")
 	mi, ok := m.Node[node]
 	if !ok {
 		return fmt.Errorf("swarm: lab %q has no node %q", labName, node)
@@ -481,16 +508,13 @@ func Capture(ctx context.Context, labName, target string, d time.Duration, w io.
 	if err != nil {
 		return err
 	}
-	argv := []string{"/reef/reef", "capture", target, "--lab", labName, "-o", "/dev/stdout"}
-	if d > 0 {
-		argv = append(argv, "--duration", d.String())
-	}
-	code, err := ec.ExecAttached(ctx, id, argv, nil, w, errw)
+	argv := append(append([]string{"/reef/reef"}, args...), "--lab", labName)
+	code, err := ec.ExecAttached(ctx, id, argv, stdio.In, stdio.Out, stdio.Err)
 	if err != nil {
-		return fmt.Errorf("swarm: capture %s on %s: %w", target, mc.Name, err)
+		return fmt.Errorf("swarm: reef %s on %s: %w", args[0], mc.Name, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("swarm: capture %s on %s: exit status %d", target, mc.Name, code)
+		return &emulator.ExitError{Code: code}
 	}
 	return nil
 }
