@@ -86,7 +86,7 @@ type Lab struct {
 // Experiment is one experiment file of the lab and the checks its runs are graded on.
 type Experiment struct {
 	// File is relative to the lab (and, when grading, to the student's answers).
-	File   string  `yaml:"file"`
+	File   string     `yaml:"file"`
 	Checks []LabCheck `yaml:"checks"`
 }
 
@@ -197,7 +197,9 @@ func Parse(path string, src []byte) (*Lab, error) {
 		return nil, fmt.Errorf("lab: %s: %w", path, err)
 	}
 	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("lab: %s: "+format, append([]any{path}, a...)...)) }
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("lab: %s: "+format, append([]any{path}, a...)...))
+	}
 	if l.Title == "" {
 		bad("title: missing")
 	}
