@@ -57,7 +57,7 @@ const gradeTemplate = `<!DOCTYPE html>
 <main>
 <div class="plots">
 <table id="checks"><tr><th>check</th><th>status</th><th>value</th><th>bound</th><th>what to look at</th></tr>
-{{range .G.Checks}}<tr class="check {{.Status}}" data-name="{{.Name}}" data-status="{{.Status}}"><td><b>{{.Name}}</b>{{if .Experiment}} <span class="paper">{{.Experiment}}{{with .Vars}} [{{vars .}}]{{end}}</span>{{end}}<div><code>{{.Check}}</code></div>{{if .Report}}<div class="paper"><a href="{{.Report}}">the run's report</a></div>{{end}}</td>
+{{range .G.Checks}}<tr class="check" data-name="{{.Name}}" data-status="{{.Status}}"><td><b>{{.Name}}</b>{{if .Experiment}} <span class="paper">{{.Experiment}}{{with .Vars}} [{{vars .}}]{{end}}</span>{{end}}{{if eq .Kind "question"}}<div>{{.Check}}</div>{{else}}<div><code>{{.Check}}</code></div>{{end}}{{if .Report}}<div class="paper"><a href="{{.Report}}">the run's report</a></div>{{end}}</td>
 <td class="status {{.Status}}">{{if eq .Status "pass"}}✔ pass{{else if eq .Status "degraded"}}⚠ degraded{{else}}✘ fail{{end}}</td>
 <td class="n">{{.Value}}</td><td class="n">{{.Bound}}</td>
 <td>{{if .Hint}}<div class="hint">{{.Hint}}</div>{{end}}{{if .Detail}}<div class="detail">{{.Detail}}</div>{{end}}</td></tr>
