@@ -38,12 +38,13 @@ from, a reference solution and the checks their answers are graded on.
   reef lab check --all submissions/ [LAB]      # a directory of students' directories
   reef lab stop queues-ecn --student alice
 
-Several students' labs share one machine: each is named LAB-STUDENT (its namespaces
-reef-LAB-STUDENT-NODE, its state /run/reef/LAB-STUDENT) and runs its switches in one
-daemon, and each comes down on its own.`,
+Several students' labs share one machine: each is named STUDENT-CODE, CODE the lab's
+two-character code (alice-qe: namespaces reef-alice-qe-NODE, state /run/reef/alice-qe),
+runs its switches in one daemon, and comes down on its own. The checker's runs on netns
+bring up STUDENT-CODE-c beside it.`,
 	}
 	c.PersistentFlags().StringVar(&lo.root, "labs", "labs", "the directory holding the labs")
-	c.PersistentFlags().StringVar(&lo.student, "student", "", "the student's ID (lower-case letters, digits, '_')")
+	c.PersistentFlags().StringVar(&lo.student, "student", "", "the student's ID (1 to 7 lower-case letters or digits)")
 	c.AddCommand(labListCmd(lo), labStartCmd(lo), labStopCmd(lo), labCheckCmd(lo), labHandoutCmd(lo))
 	return c
 }
@@ -54,13 +55,13 @@ func labListCmd(lo *labOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			labs, err := lab.List(lo.root)
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "LAB\tCHECKS\tTITLE")
+			fmt.Fprintln(w, "LAB\tCODE\tCHECKS\tTITLE")
 			for _, l := range labs {
 				n := len(l.Questions)
 				for _, x := range l.Experiments {
 					n += len(x.Checks)
 				}
-				fmt.Fprintf(w, "%s\t%d\t%s\n", l.Name, n, l.Title)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", l.Name, l.Short, n, l.Title)
 			}
 			return errors.Join(w.Flush(), err)
 		},
@@ -103,8 +104,9 @@ func labStartCmd(lo *labOptions) *cobra.Command {
 		Short: "copy a lab's starting files and handout for a student and bring the student's lab up on netns",
 		Long: `start copies the files a student starts from into DIR (default ./LAB-STUDENT, or
 ./LAB without --student) with the handout rendered as handout.html, and brings the
-lab's topology up on network namespaces as lab LAB-STUDENT, with its switches in one
-daemon (--shards). Run programs in it with reef exec --lab LAB-STUDENT; take it down
+lab's topology up on network namespaces as lab STUDENT-CODE (reef lab list shows each
+lab's code), with its switches in one daemon (--shards). Run programs in it with
+reef exec --lab STUDENT-CODE; take it down
 with reef lab stop LAB --student STUDENT. --no-up copies the files only (the sim
 backend needs no lab up, nor root).`,
 		Args: cobra.ExactArgs(1), SilenceUsage: true,
@@ -128,9 +130,12 @@ func labStart(ctx context.Context, lo *labOptions, name, dir string, noUp bool, 
 			return err
 		}
 	}
-	labName := lab.LabName(l, lo.student, "")
+	labName := lab.LabName(l, lo.student, false)
 	if dir == "" {
-		dir = labName
+		dir = l.Name
+		if lo.student != "" {
+			dir += "-" + lo.student
+		}
 	}
 	if _, err := os.Stat(dir); err == nil {
 		fmt.Printf("%s exists: keeping the files in it\n", dir)
@@ -185,7 +190,7 @@ func labStopCmd(lo *labOptions) *cobra.Command {
 					return err
 				}
 			}
-			return downRun(cmd.Context(), lab.LabName(l, lo.student, ""))
+			return downRun(cmd.Context(), lab.LabName(l, lo.student, false))
 		},
 	}
 }
@@ -207,7 +212,7 @@ backend with the lab's checks, checks the answers' numbers, and writes grade.jso
 grade.html (default DIR/grade): each check with the value measured, the bound, and a
 hint when it fails. A check that fails on a run whose fidelity was degraded is shown as
 degraded, not graded against the student. On a real backend the runs bring up their
-own lab, LAB-STUDENT-check, with its switches in one daemon.
+own lab, STUDENT-CODE-c, with its switches in one daemon.
 
 --all DIR grades every sub-directory of DIR (the student is the directory's name, or
 the one reef lab start wrote in it) and writes DIR/class.html and class.json.

@@ -215,7 +215,7 @@ func checkExperiment(ctx context.Context, l *Lab, x Experiment, work string, o C
 	ro := runner.Options{Backend: o.Backend, OutDir: filepath.Join(o.Out, "runs", base), Expectations: specs,
 		Jobs: o.Jobs, Shards: shards, RetryDegraded: retry}
 	if o.Backend != "sim" {
-		ro.Lab = LabName(l, o.Student, "check")
+		ro.Lab = LabName(l, o.Student, true)
 	}
 	out, err := runner.Run(ctx, path, ro)
 	if out == nil || (err != nil && len(out.Summaries) == 0) {

@@ -38,7 +38,7 @@ const handoutTemplate = `<!DOCTYPE html>
 <article class="handout" id="handout">{{.Body}}</article>
 <div class="side">
 <div class="card"><h2>Getting started</h2>
-<p><code>reef lab start {{.L.Name}} --student ID</code> copies your files and brings your lab up; <code>reef lab check {{.L.Name}} --answers DIR</code> grades them (add <code>--backend netns</code> to grade on real packets).</p></div>
+<p><code>reef lab start {{.L.Name}} --student ID</code> (ID: 1 to 7 lower-case letters or digits) copies your files into <code>{{.L.Name}}-ID</code> and brings your lab, <code>ID-{{.L.Short}}</code>, up on network namespaces; <code>reef lab check {{.L.Name}} --answers DIR</code> grades them (add <code>--backend netns</code> to grade on real packets).</p></div>
 <div class="card" id="graded"><h2>What is graded</h2>
 <ul class="exp">{{range .L.Experiments}}{{$f := .File}}{{range .Checks}}<li><b>{{.Name}}</b> <span class="paper">{{$f}}</span><div><code>{{.Check}}</code></div>{{if .When}}<div class="paper">when {{.When}}</div>{{end}}{{if .Claim}}<div class="claim">{{.Claim}}</div>{{end}}</li>{{end}}{{end}}
 {{range .L.Questions}}<li><b>{{.Name}}</b> <span class="paper">{{$.Answers}}: {{.Answer}}</span>{{if .Text}}<div>{{.Text}}</div>{{end}}</li>{{end}}</ul></div>

@@ -67,6 +67,10 @@ type Lab struct {
 	// Name is the directory's name ("queues-ecn"); Dir the directory.
 	Name string `yaml:"-"`
 	Dir  string `yaml:"-"`
+	// Short is the lab's two-character code in the names of a student's lab on a real
+	// backend ("qe": lab alice-qe, namespaces reef-alice-qe-h1), which must fit reef's
+	// 12-character lab names.
+	Short string `yaml:"short"`
 	// Title and Summary describe the lab (reef lab list, the handout's header).
 	Title   string `yaml:"title"`
 	Summary string `yaml:"summary"`
@@ -151,7 +155,10 @@ func (q *Question) UnmarshalYAML(b []byte) error {
 	return nil
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+var (
+	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	shortRE = regexp.MustCompile(`^[a-z0-9]{2}$`)
+)
 
 // Load reads and checks the lab in dir: its manifest, that every file it names exists,
 // that every check parses, and that the questions' bounds read in their units.
@@ -202,6 +209,9 @@ func Parse(path string, src []byte) (*Lab, error) {
 	}
 	if l.Title == "" {
 		bad("title: missing")
+	}
+	if !shortRE.MatchString(l.Short) {
+		bad("short: %q: want two lower-case letters or digits (the lab's code in lab names)", l.Short)
 	}
 	if l.Topology == "" {
 		bad("topology: missing (the file reef lab start brings up)")
@@ -350,28 +360,29 @@ func Find(root, name string) (*Lab, error) {
 	return Load(dir)
 }
 
-var studentRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,15}$`)
+var studentRE = regexp.MustCompile(`^[a-z0-9]{1,7}$`)
 
-// CheckStudent checks a student ID: lower-case letters, digits and '_', at most 16,
-// as it becomes part of the student's lab, namespace and directory names.
+// CheckStudent checks a student ID: 1 to 7 lower-case letters or digits, as it becomes
+// part of the student's lab name (at most 12 characters with the lab's code), its
+// namespaces and its directory.
 func CheckStudent(id string) error {
 	if !studentRE.MatchString(id) {
-		return fmt.Errorf("student %q: want 1-16 lower-case letters, digits or '_', starting with a letter or digit", id)
+		return fmt.Errorf("student %q: want 1 to 7 lower-case letters or digits (it names the student's lab, at most 12 characters)", id)
 	}
 	return nil
 }
 
-// LabName is the name of a student's lab on a real backend: the lab's name and the
-// student's ID ("queues-ecn-alice"), or the lab's alone without a student. suffix
-// tells apart the lab a student brings up (reef lab start, "") from those the checker
-// runs ("check").
-func LabName(l *Lab, student, suffix string) string {
-	n := l.Name
+// LabName is the name of a student's lab on a real backend: the student's ID and the
+// lab's code ("alice-qe"; the code alone without a student). check names the lab the
+// checker's runs bring up ("alice-qe-c"), apart from the one the student brought up
+// with reef lab start, so that both may be up at once.
+func LabName(l *Lab, student string, check bool) string {
+	n := l.Short
 	if student != "" {
-		n += "-" + student
+		n = student + "-" + n
 	}
-	if suffix != "" {
-		n += "-" + suffix
+	if check {
+		n += "-c"
 	}
 	return n
 }

@@ -10,6 +10,7 @@ import (
 
 	_ "reef/cc/all"
 	_ "reef/emulator/sim/simbackend"
+	"reef/emulator/topo"
 	_ "reef/labs/incast-dctcp/solution/mycc" // my-dctcp, the incast lab's reference algorithm
 )
 
@@ -139,7 +140,7 @@ func TestDegradedRunIsNotHeldAgainst(t *testing.T) {
 }
 
 func TestParseManifest(t *testing.T) {
-	good := "title: t\ntopology: topo.yaml\nexperiments:\n  - file: x.yaml\n    checks:\n      - {name: a, check: \"victim.goodput >= 1Gbps\", hint: h}\n"
+	good := "short: ab\ntitle: t\ntopology: topo.yaml\nexperiments:\n  - file: x.yaml\n    checks:\n      - {name: a, check: \"victim.goodput >= 1Gbps\", hint: h}\n"
 	cases := []struct {
 		name, src, want string
 	}{
@@ -149,7 +150,8 @@ func TestParseManifest(t *testing.T) {
 		{"bad check", strings.Replace(good, ">= 1Gbps", ">= 1s", 1), "expectation"},
 		{"unknown field", good + "colour: red\n", "colour"},
 		{"outside", strings.Replace(good, "topo.yaml", "../topo.yaml", 1), "inside the lab"},
-		{"bad bound", "title: t\ntopology: t.yaml\nquestions:\n  - {name: q, answer: q, unit: time, min: 5KB, hint: h}\n", "question q"},
+		{"bad bound", "short: ab\ntitle: t\ntopology: t.yaml\nquestions:\n  - {name: q, answer: q, unit: time, min: 5KB, hint: h}\n", "question q"},
+		{"no short", strings.Replace(good, "short: ab\n", "", 1), "short"},
 		{"twice", good + "questions:\n  - {name: a, answer: a, min: 1, hint: h}\n", "used twice"},
 	}
 	for _, c := range cases {
@@ -162,6 +164,28 @@ func TestParseManifest(t *testing.T) {
 				t.Fatalf("error %v, want one mentioning %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A student's lab names fit reef's 12-character lab names, with the checker's suffix.
+func TestLabNames(t *testing.T) {
+	l := &Lab{Short: "qe"}
+	for _, c := range []struct {
+		student string
+		check   bool
+		want    string
+	}{{"", false, "qe"}, {"alice", false, "alice-qe"}, {"abcdefg", true, "abcdefg-qe-c"}} {
+		if got := LabName(l, c.student, c.check); got != c.want {
+			t.Errorf("LabName(%q, %v) = %q, want %q", c.student, c.check, got, c.want)
+		}
+		if len(c.want) > topo.MaxLabName {
+			t.Errorf("%q is longer than a lab name may be", c.want)
+		}
+	}
+	for _, bad := range []string{"", "abcdefgh", "Ada", "a_b", "a-b"} {
+		if CheckStudent(bad) == nil {
+			t.Errorf("student %q accepted", bad)
+		}
 	}
 }
 
