@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"reef/emulator"
 	"reef/emulator/lab"
+	"reef/emulator/netns"
 	"reef/emulator/plan"
 	"reef/emulator/topo"
+	"reef/units"
 )
 
 func init() { commands = append(commands, labCmd) }
@@ -99,6 +103,8 @@ func labStartCmd(lo *labOptions) *cobra.Command {
 	var dir string
 	var noUp bool
 	var shards int
+	var lim lab.Limits
+	var memory string
 	c := &cobra.Command{
 		Use:   "start LAB",
 		Short: "copy a lab's starting files and handout for a student and bring the student's lab up on netns",
@@ -108,19 +114,34 @@ lab's topology up on network namespaces as lab STUDENT-CODE (reef lab list shows
 lab's code), with its switches in one daemon (--shards). Run programs in it with
 reef exec --lab STUDENT-CODE; take it down
 with reef lab stop LAB --student STUDENT. --no-up copies the files only (the sim
-backend needs no lab up, nor root).`,
+backend needs no lab up, nor root).
+
+The lab is bounded (cgroup v1, its own groups reef-lab-STUDENT-CODE): its daemons and
+the programs reef exec starts in it may use --cpu of each CPU (their real-time budget:
+the kernel refuses budgets past 95% of a CPU in all, so a machine holds that many
+labs), --memory and --pids. 0 leaves a resource unbounded.`,
 		Args: cobra.ExactArgs(1), SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return labStart(cmd.Context(), lo, args[0], dir, noUp, shards)
+			if memory != "0" {
+				m, err := units.ParseBytes(memory)
+				if err != nil {
+					return fmt.Errorf("--memory %q: %w", memory, err)
+				}
+				lim.Memory = int64(m)
+			}
+			return labStart(cmd.Context(), lo, args[0], dir, noUp, shards, lim)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the student's directory (default ./LAB-STUDENT)")
 	c.Flags().BoolVar(&noUp, "no-up", false, "copy the files only; bring nothing up")
 	c.Flags().IntVar(&shards, "shards", 1, "switch daemons the student's lab gets (one keeps a class on one machine)")
+	c.Flags().Float64Var(&lim.CPU, "cpu", 0.3, "share of each CPU the lab may use (0: unbounded)")
+	c.Flags().StringVar(&memory, "memory", "512MB", "memory the lab may hold (0: unbounded)")
+	c.Flags().IntVar(&lim.Pids, "pids", 512, "processes and threads the lab may have (0: unbounded)")
 	return c
 }
 
-func labStart(ctx context.Context, lo *labOptions, name, dir string, noUp bool, shards int) error {
+func labStart(ctx context.Context, lo *labOptions, name, dir string, noUp bool, shards int, lim lab.Limits) error {
 	l, err := lab.Find(lo.root, name)
 	if err != nil {
 		return err
@@ -164,6 +185,12 @@ func labStart(ctx context.Context, lo *labOptions, name, dir string, noUp bool, 
 	if err != nil {
 		return err
 	}
+	if lim != (lab.Limits{}) {
+		if err := boundLab(up.Name, lim); err != nil {
+			return errors.Join(err, downRun(context.WithoutCancel(ctx), up.Name))
+		}
+		fmt.Printf("lab %s is bounded: %s\n", up.Name, describeLimits(lim))
+	}
 	fmt.Printf("lab %s is up: %d hosts, %d switches (reef exec --lab %s h1 -- ping -c 3 %s)\n",
 		up.Name, len(p.Hosts), len(p.Switches), up.Name, p.Hosts[len(p.Hosts)-1].Config.Name)
 	if up.Placement != "" {
@@ -175,6 +202,35 @@ func labStart(ctx context.Context, lo *labOptions, name, dir string, noUp bool, 
 	}
 	fmt.Printf("check your work: reef lab check %s --answers %s%s; take the lab down: reef lab stop %s%s\n", l.Name, dir, who, l.Name, who)
 	return nil
+}
+
+// boundLab puts the lab's daemons in cgroups with lim (lab.Bound).
+func boundLab(name string, lim lab.Limits) error {
+	st, err := netns.ReadState("", name)
+	if err != nil {
+		return err
+	}
+	var pids []int
+	for _, d := range st.Daemons {
+		if d.Pid > 0 && !slices.Contains(pids, d.Pid) {
+			pids = append(pids, d.Pid)
+		}
+	}
+	return lab.Bound(name, pids, lim)
+}
+
+func describeLimits(l lab.Limits) string {
+	var parts []string
+	if l.CPU > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f%% of each CPU", l.CPU*100))
+	}
+	if l.Memory > 0 {
+		parts = append(parts, units.Bytes(l.Memory).String()+" of memory")
+	}
+	if l.Pids > 0 {
+		parts = append(parts, fmt.Sprintf("%d processes and threads", l.Pids))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func labStopCmd(lo *labOptions) *cobra.Command {

@@ -134,11 +134,13 @@ func (g *Grade) HTML() ([]byte, error) {
 
 // ClassRow is one submission in a class's grades.
 type ClassRow struct {
-	Student, Lab string
+	Student string `json:"student"`
+	Lab     string `json:"lab"`
 	// Link is the submission's grade.html, relative to the class page.
-	Link  string
-	G     *Grade
-	Error string
+	Link string `json:"link"`
+	// G is the grade (nil when the submission could not be graded: Error says why).
+	G     *Grade `json:"grade,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // WriteClass writes class.json and class.html in dir: one row per submission.
