@@ -17,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"reef/cc"
+	"reef/emulator"
 	"reef/emulator/expect"
 	"reef/emulator/report"
 	"reef/emulator/runner"
@@ -121,6 +122,9 @@ func Check(ctx context.Context, l *Lab, o CheckOptions) (*Grade, error) {
 	}
 	if o.Backend == "" {
 		o.Backend = "sim"
+	}
+	if _, err := emulator.Lookup(o.Backend); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
 	}
 	if o.Student != "" {
 		if err := CheckStudent(o.Student); err != nil {
