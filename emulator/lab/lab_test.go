@@ -9,9 +9,14 @@ import (
 	"testing"
 
 	_ "reef/cc/all"
+	"reef/emulator"
+	"reef/emulator/plan"
+	"reef/emulator/results"
+	"reef/emulator/scenario"
 	_ "reef/emulator/sim/simbackend"
 	"reef/emulator/topo"
 	_ "reef/labs/incast-dctcp/solution/mycc" // my-dctcp, the incast lab's reference algorithm
+	"reef/units"
 )
 
 const labsRoot = "../../labs"
@@ -108,34 +113,74 @@ func TestWrongAnswersFailWithHint(t *testing.T) {
 	}
 }
 
-// A check that fails on a degraded run is degraded, not failed: the grade passes.
+// busyBackend is the sim as a machine busy with other work would leave a real backend:
+// every run's host h1 released its frames 10 ms late at p99, so its fidelity verdict is
+// degraded.
+type busyBackend struct{}
+
+func (busyBackend) Name() string { return "sim-busy-lab" }
+
+func (busyBackend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
+	sim, err := emulator.Lookup("sim")
+	if err != nil {
+		return nil, err
+	}
+	res, err := sim.Run(ctx, p, sc, opts)
+	if err != nil {
+		return res, err
+	}
+	res.Hosts = append(res.Hosts, results.Host{Name: "h1", Rate: units.Gbps,
+		Lateness: results.Lateness{Count: 1000, P50: units.Microsecond, P99: 10 * units.Millisecond, Max: 10 * units.Millisecond}})
+	return res, nil
+}
+
+// A check that fails on a run whose fidelity is degraded is degraded, not failed: the
+// grade says why, does not hold it against the student, and passes when nothing else
+// failed; a question (no run behind it) still fails.
 func TestDegradedRunIsNotHeldAgainst(t *testing.T) {
+	emulator.Register(busyBackend{})
 	l, err := Load(filepath.Join(labsRoot, "queues-ecn"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Grade the starting files (ECN off: short-queue fails), then mark the run
-	// degraded in its summary and re-derive the statuses as Check does.
-	out := t.TempDir()
-	g, err := Check(context.Background(), l, CheckOptions{Out: out})
+	none := 0
+	// The starting files, ECN off: short-queue fails on the sim.
+	g, err := Check(context.Background(), l, CheckOptions{Backend: "sim-busy-lab", Out: t.TempDir(), RetryDegraded: &none})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Pass {
-		t.Fatal("the starting files passed")
+	status := map[string]Result{}
+	for _, r := range g.Checks {
+		status[r.Name] = r
 	}
-	sums := summariesOf(t, filepath.Join(out, "runs", "experiment"))
-	if why := degradedRuns(sums, nil); why != "" {
-		t.Fatalf("a sim run is degraded: %s", why)
+	sq := status["short-queue"]
+	if sq.Status != StatusDegraded || !strings.Contains(sq.Detail, "not graded against you") || !strings.Contains(sq.Detail, "lateness") {
+		t.Errorf("short-queue: %s, %q; want degraded, saying why", sq.Status, sq.Detail)
 	}
-	sums[0].Fidelity.Verdict = "degraded"
-	sums[0].Fidelity.LateRatio = 3
-	sums[0].Fidelity.LatePort = "s1:p5"
-	if why := degradedRuns(sums, nil); why == "" {
-		t.Fatal("a degraded run is not reported")
+	if r := status["busy"]; r.Status != StatusPass {
+		t.Errorf("busy: %s; a check that holds on a degraded run still passes", r.Status)
 	}
-	if why := degradedRuns(sums, map[string]string{"cc": "swift"}); why != "" {
-		t.Errorf("a run of another sweep point counts: %s", why)
+	if r := status["bdp"]; r.Status != StatusFail {
+		t.Errorf("bdp (unanswered): %s, want fail", r.Status)
+	}
+	if g.Degraded == 0 || len(g.Runs) != 1 || g.Runs[0].Fidelity != "degraded" {
+		t.Errorf("grade: %d degraded, runs %+v", g.Degraded, g.Runs)
+	}
+	// With the questions answered, nothing but the degraded check fails: the grade passes.
+	answers := t.TempDir()
+	sol, err := os.ReadFile(filepath.Join(l.Dir, SolutionDir, AnswersFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(answers, AnswersFile), sol, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err = Check(context.Background(), l, CheckOptions{Backend: "sim-busy-lab", Answers: answers, Out: t.TempDir(), RetryDegraded: &none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Pass || g.Failed != 0 || g.Degraded == 0 {
+		t.Errorf("grade with only degraded failures: pass %v, %d failed, %d degraded", g.Pass, g.Failed, g.Degraded)
 	}
 }
 
