@@ -35,29 +35,46 @@ func CopyStart(l *Lab, dst string) error {
 	if ents, err := os.ReadDir(dst); err == nil && len(ents) > 0 {
 		return fmt.Errorf("lab: %s is not empty", dst)
 	}
-	return copyTree(l.Dir, dst, func(rel string, d fs.DirEntry) bool { return skipStart[rel] }, "")
+	return copyTree(l.Dir, dst, func(rel string, d fs.DirEntry) bool { return skipStart[rel] })
 }
 
-// overlay copies the student's answers in src over dst, leaving out skipAnswers and
-// the directory out (the grade's, when it lies inside src).
-func overlay(src, dst, out string) error {
+// overlay copies the student's answers in src over dst: the files the lab says a
+// student hands in (Files) and the module of their own algorithm (Code.Dir), nothing
+// else, so a changed topology or check file is not graded. It returns what it took.
+func overlay(l *Lab, src, dst string) ([]string, error) {
 	st, err := os.Stat(src)
 	if err != nil {
-		return fmt.Errorf("lab: answers: %w", err)
+		return nil, fmt.Errorf("lab: answers: %w", err)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("lab: answers: %s is not a directory", src)
+		return nil, fmt.Errorf("lab: answers: %s is not a directory", src)
 	}
-	return copyTree(src, dst, func(rel string, d fs.DirEntry) bool { return skipAnswers[rel] }, out)
+	var took []string
+	for _, f := range l.Files {
+		p := filepath.Join(src, f)
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := copyFile(p, filepath.Join(dst, f)); err != nil {
+			return took, err
+		}
+		took = append(took, f)
+	}
+	if l.Code != nil {
+		p := filepath.Join(src, l.Code.Dir)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			if err := copyTree(p, filepath.Join(dst, l.Code.Dir), func(rel string, d fs.DirEntry) bool { return skipAnswers[rel] }); err != nil {
+				return took, err
+			}
+			took = append(took, l.Code.Dir+"/")
+		}
+	}
+	return took, nil
 }
 
 // copyTree copies the regular files under src to dst, skipping entries skip reports
-// (by path relative to src) and the directory not.
-func copyTree(src, dst string, skip func(string, fs.DirEntry) bool, not string) error {
-	notAbs := ""
-	if not != "" {
-		notAbs, _ = filepath.Abs(not)
-	}
+// (by path relative to src).
+func copyTree(src, dst string, skip func(string, fs.DirEntry) bool) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("lab: %w", err)
@@ -74,9 +91,6 @@ func copyTree(src, dst string, skip func(string, fs.DirEntry) bool, not string) 
 				return filepath.SkipDir
 			}
 			return nil
-		}
-		if a, _ := filepath.Abs(p); d.IsDir() && notAbs != "" && a == notAbs {
-			return filepath.SkipDir
 		}
 		target := filepath.Join(dst, rel)
 		switch {

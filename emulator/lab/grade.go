@@ -69,7 +69,10 @@ type Grade struct {
 	Student string `json:"student,omitempty"`
 	Backend string `json:"backend"`
 	Answers string `json:"answers,omitempty"`
-	Time    string `json:"time"`
+	// Graded are the files taken from the answers (the lab's files a student hands in;
+	// any other is the lab's own).
+	Graded []string `json:"graded,omitempty"`
+	Time   string   `json:"time"`
 	// Pass is true when no check failed (a degraded one does not count against it).
 	Pass bool `json:"pass"`
 	// Passed, Failed and Degraded count the checks by status.
@@ -112,7 +115,8 @@ type RunGrade struct {
 }
 
 // Check grades a student's answers to l: it copies the lab's starting files into
-// Out/work, lays Answers over them, runs every experiment on the backend with the
+// Out/work, lays over them the files of Answers the lab says a student hands in (Files
+// and the Code module), runs every experiment on the backend with the
 // lab's checks, checks the answers to the questions, and writes Out/grade.json and
 // Out/grade.html. An error means the grading itself could not go on (a run that
 // could not start is a failed check, not an error).
@@ -145,9 +149,11 @@ func Check(ctx context.Context, l *Lab, o CheckOptions) (*Grade, error) {
 		return nil, err
 	}
 	if o.Answers != "" {
-		if err := overlay(o.Answers, work, o.Out); err != nil {
+		took, err := overlay(l, o.Answers, work)
+		if err != nil {
 			return nil, err
 		}
+		g.Graded = took
 	}
 	for _, x := range l.Experiments {
 		rs, runs := checkExperiment(ctx, l, x, work, o)

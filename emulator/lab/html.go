@@ -38,7 +38,7 @@ const handoutTemplate = `<!DOCTYPE html>
 <article class="handout" id="handout">{{.Body}}</article>
 <div class="side">
 <div class="card"><h2>Getting started</h2>
-<p><code>reef lab start {{.L.Name}} --student ID</code> (ID: 1 to 7 lower-case letters or digits) copies your files into <code>{{.L.Name}}-ID</code> and brings your lab, <code>ID-{{.L.Short}}</code>, up on network namespaces; <code>reef lab check {{.L.Name}} --answers DIR</code> grades them (add <code>--backend netns</code> to grade on real packets).</p></div>
+<p><code>reef lab start {{.L.Name}} --student ID</code> (ID: 1 to 7 lower-case letters or digits) copies your files into <code>{{.L.Name}}-ID</code> and brings your lab, <code>ID-{{.L.Short}}</code>, up on network namespaces; <code>reef lab check {{.L.Name}} --answers DIR</code> grades them (add <code>--backend netns</code> to grade on real packets). What is graded of your directory: {{range $i, $f := .L.Files}}{{if $i}}, {{end}}<code>{{$f}}</code>{{end}}{{with .L.Code}} and the module <code>{{.Dir}}/</code>{{end}}; the other files are the lab's.</p></div>
 <div class="card" id="graded"><h2>What is graded</h2>
 <ul class="exp">{{range .L.Experiments}}{{$f := .File}}{{range .Checks}}<li><b>{{.Name}}</b> <span class="paper">{{$f}}</span><div><code>{{.Check}}</code></div>{{if .When}}<div class="paper">when {{.When}}</div>{{end}}{{if .Claim}}<div class="claim">{{.Claim}}</div>{{end}}</li>{{end}}{{end}}
 {{range .L.Questions}}<li><b>{{.Name}}</b> <span class="paper">{{$.Answers}}: {{.Answer}}</span>{{if .Text}}<div>{{.Text}}</div>{{end}}</li>{{end}}</ul></div>
@@ -52,6 +52,7 @@ const gradeTemplate = `<!DOCTYPE html>
 <body>
 <header><h1>{{.G.Title}}{{if .G.Student}} — {{.G.Student}}{{end}}</h1>
 <p>lab <code style="background:none;color:#fff">{{.G.Lab}}</code> · backend <b>{{.G.Backend}}</b> · graded {{.G.Time}}{{if .G.Answers}} · answers {{.G.Answers}}{{end}}</p>
+<p>graded from your files: {{if .G.Graded}}{{range $i, $f := .G.Graded}}{{if $i}}, {{end}}<code style="background:none;color:#fff">{{$f}}</code>{{end}}{{else}}none (the lab's starting files){{end}}</p>
 <p id="verdict">{{if .G.Pass}}<span class="ok">every check passes</span>{{else}}<span class="fail">{{.G.Failed}} of {{len .G.Checks}} checks fail</span>{{end}}{{if .G.Degraded}} · <span class="degraded">{{.G.Degraded}} degraded, not graded against you</span>{{end}}</p>
 </header>
 <main>

@@ -290,7 +290,7 @@ func TestClass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := copyTree(filepath.Join(l.Dir, SolutionDir), filepath.Join(class, "ada"), func(string, os.DirEntry) bool { return false }, ""); err != nil {
+	if err := copyTree(filepath.Join(l.Dir, SolutionDir), filepath.Join(class, "ada"), func(string, os.DirEntry) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	subs, err := Submissions(class, "")
@@ -339,4 +339,35 @@ func FuzzParseManifest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = Parse("lab.yaml", b) // must not panic
 	})
+}
+
+// Only the files a student hands in are graded: a topology.yaml in the answers (with a
+// 10 KB buffer, which would drop packets) is not taken.
+func TestOnlyHandedInFilesAreGraded(t *testing.T) {
+	l, err := Load(filepath.Join(labsRoot, "queues-ecn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := t.TempDir()
+	if err := copyTree(filepath.Join(l.Dir, SolutionDir), answers, func(string, os.DirEntry) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	topo, err := os.ReadFile(filepath.Join(l.Dir, "topology.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := strings.Replace(string(topo), "buffer: 2MB", "buffer: 10KB", 1)
+	if err := os.WriteFile(filepath.Join(answers, "topology.yaml"), []byte(fast), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Check(context.Background(), l, CheckOptions{Answers: answers, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(g.Graded, "topology.yaml") || !slices.Contains(g.Graded, "experiment.yaml") {
+		t.Errorf("graded %v: want the handed-in files only", g.Graded)
+	}
+	if !g.Pass {
+		t.Errorf("the solution failed with a topology.yaml beside it: %+v", g.FailedChecks())
+	}
 }
