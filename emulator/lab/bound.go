@@ -58,7 +58,8 @@ func (l Limits) groups() ([]group, error) {
 		}})
 	}
 	if l.Memory > 0 {
-		// charge what the daemons already hold to the lab when they move in
+		// charge what the daemons already hold to the lab when they move in (best
+		// effort: kernels that deprecated it refuse the write)
 		gs = append(gs, group{"memory", [][2]string{{"memory.move_charge_at_immigrate", "3"},
 			{"memory.limit_in_bytes", strconv.FormatInt(l.Memory, 10)}}})
 	}
@@ -67,6 +68,9 @@ func (l Limits) groups() ([]group, error) {
 	}
 	return gs, nil
 }
+
+// optional are the control files whose write may fail without failing the bound.
+var optional = map[string]bool{"memory.move_charge_at_immigrate": true}
 
 // Bound creates lab's cgroups with the limits l and moves pids (the lab's daemons)
 // into them; programs reef exec starts in the lab join them too (Join). On an error it
@@ -92,6 +96,9 @@ func Bound(lab string, pids []int, l Limits) (err error) {
 		made = append(made, dir)
 		for _, f := range g.files {
 			if err := os.WriteFile(filepath.Join(dir, f[0]), []byte(f[1]), 0o644); err != nil {
+				if optional[f[0]] {
+					continue
+				}
 				if g.hier == "cpu" && f[0] == "cpu.rt_runtime_us" {
 					return fmt.Errorf("lab: bounding %s to %g of each CPU: the machine's real-time budget is spent (other labs hold it; a smaller --cpu or fewer labs): %w", lab, l.CPU, err)
 				}
