@@ -9,6 +9,7 @@ import (
 
 	"reef/emulator"
 	_ "reef/emulator/docker" // registers the backends reef down may find a lab on
+	labpkg "reef/emulator/lab"
 	"reef/emulator/netns"
 )
 
@@ -43,6 +44,10 @@ func downRun(ctx context.Context, lab string) error {
 		return err
 	}
 	if err := be.Down(ctx, lab); err != nil {
+		return err
+	}
+	// a class's lab (reef lab start) has cgroups of its own, empty now
+	if err := labpkg.Unbound(lab); err != nil {
 		return err
 	}
 	fmt.Printf("lab %s is down\n", lab)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reef/emulator"
+	labpkg "reef/emulator/lab"
 )
 
 func init() { commands = append(commands, execCmd) }
@@ -40,6 +41,10 @@ func execRun(ctx context.Context, lab, node string, argv []string) error {
 	}
 	be, err := emulator.OwnerOf(lab)
 	if err != nil {
+		return err
+	}
+	// in a class's bounded lab (reef lab start), the program is bounded with it
+	if _, err := labpkg.Join(lab); err != nil {
 		return err
 	}
 	err = be.Exec(ctx, lab, node, argv, emulator.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})

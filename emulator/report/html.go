@@ -74,6 +74,10 @@ section.tables{padding:0 28px 28px}section.tables h2{font-size:17px}
 ul.exp{list-style:none;padding:0;margin:0}ul.exp li{border-bottom:1px solid #eef0f3;padding:6px 0}
 `
 
+// Style is the stylesheet of reef's reports; other pages (the teaching labs' handouts
+// and grades) use it to look the same.
+const Style = style
+
 const runTemplate = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>reef: {{.S.Run}}</title><style>` + style + `</style></head>
 <body>

@@ -86,6 +86,14 @@ type Options struct {
 	// Concurrent and without a live view (an Observer); 0 or 1 runs them one after
 	// another. The results do not depend on it: every point is the same run either way.
 	Jobs int
+	// Expectations, when set, replace the experiment file's expectations at every
+	// point (experiment.SetExpectations): reef lab check grades a student's file on the
+	// lab's checks.
+	Expectations []expect.Spec
+	// Lab, when set, names the lab each run brings up on a real backend instead of the
+	// topology's name, so that runs of the same experiment by several people on one
+	// machine (reef lab check --student) do not collide.
+	Lab string
 }
 
 // Concurrent is implemented by a backend whose runs are independent computations that
@@ -166,6 +174,11 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if err := x.Select(opts.Only); err != nil {
 		return nil, fmt.Errorf("--only %w", err)
 	}
+	if opts.Expectations != nil {
+		if err := x.SetExpectations(opts.Expectations); err != nil {
+			return nil, err
+		}
+	}
 	name := opts.Backend
 	if name == "" {
 		name = "netns"
@@ -174,6 +187,11 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		TimeScale: opts.TimeScale, BackendTimeScale: opts.BackendTimeScale})
 	if err != nil {
 		return nil, err
+	}
+	if opts.Lab != "" {
+		for _, r := range runs {
+			r.Plan.Lab = opts.Lab
+		}
 	}
 	be, err := emulator.Lookup(name)
 	if err != nil {

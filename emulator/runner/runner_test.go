@@ -15,6 +15,7 @@ import (
 	_ "reef/cc/all"
 	"reef/emulator"
 	"reef/emulator/calibrate"
+	"reef/emulator/expect"
 	"reef/emulator/experiment"
 	"reef/emulator/plan"
 	"reef/emulator/report"
@@ -467,4 +468,34 @@ func (p *pointLog) Done(i int, _ *report.Summary, _ error) { p.finished = insert
 func insertSorted(s []int, v int) []int {
 	i, _ := slices.BinarySearch(s, v)
 	return slices.Insert(s, i, v)
+}
+
+// Options.Expectations replace the file's checks at every point (reef lab check grades
+// a student's file on the lab's checks), a bad one is an error before anything runs,
+// and Options.Lab names the lab the runs' plans bring up.
+func TestRunReplacesExpectationsAndLab(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, tiny)
+	o, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: filepath.Join(dir, "out"), NoFigures: true, Lab: "ada-qe-c",
+		Expectations: []expect.Spec{{Name: "lab-check", Check: "bulk.goodput > 1Tbps", When: "M == 2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Results) != 1 || o.Results[0].Name != "lab-check" || o.Pass {
+		t.Fatalf("results %+v: want only the lab's check, failing, at M=2", o.Results)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "out", "M=1", report.InputFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"lab": "ada-qe-c"`) {
+		t.Error("input.json's plan does not carry the lab name given")
+	}
+	if _, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: filepath.Join(dir, "bad"),
+		Expectations: []expect.Spec{{Name: "x", Check: "nosuchgroup.goodput > 0bps"}}}); err == nil {
+		t.Error("a check naming no flow set ran")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); err == nil {
+		t.Error("a bad check created the results directory")
+	}
 }
