@@ -369,9 +369,11 @@ func Down(ctx context.Context, labName string) error {
 			errs = append(errs, err)
 		}
 	}
-	// Each machine's containers of the lab go when their engine stops the task; a
-	// container of a machine the manager lost stays until that machine is back.
-	deadline := time.Now().Add(30 * time.Second)
+	// Each machine's containers of the lab go when their engine stops the task. A
+	// machine the manager cannot tell (its underlay cut) keeps its container: after
+	// 15 s its own engine removes it. A container of a machine nobody reaches stays
+	// until that machine is back.
+	deadline := time.Now().Add(15 * time.Second)
 	for _, mc := range m.Machines {
 		ec, err := docker.NewClientAt(mc.Engine)
 		if err == nil {
