@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reef/emulator/netns"
+	"reef/emulator/swarm"
 )
 
 func init() { commands = append(commands, lsCmd) }
@@ -38,7 +39,11 @@ func lsRun() error {
 		case l.Alive < l.Daemons:
 			state = "degraded"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\n", l.Name, l.Backend, l.Hosts, l.Switches, l.Alive, l.Daemons, state,
+		daemons := fmt.Sprintf("%d/%d", l.Alive, l.Daemons)
+		if m, err := swarm.ReadMarker(l.Name); err == nil { // its daemons run on its machines
+			daemons = fmt.Sprintf("on %d machines", len(m.Machines))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", l.Name, l.Backend, l.Hosts, l.Switches, daemons, state,
 			l.Created.Local().Format(time.DateTime), l.Topology)
 	}
 	return w.Flush()

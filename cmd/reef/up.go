@@ -54,7 +54,7 @@ the image you name (--host-image, --image h1=myimage), switches reef/switchd:dev
 
 With --backend swarm the lab spans the machines of a Docker Swarm (the manager at
 $REEF_SWARM, else $DOCKER_HOST; machines are the nodes labelled reef.machine=NAME, each
-with reef.engine=ADDR, its own engine's address): one shard per machine, each host on
+with reef.engine=ADDR, its own engine's address): one shard per two CPUs of each machine, each host on
 its ToR's machine, the links between machines carried by VXLAN (UDP 14789). Move a
 shard with --place shard2=m1. Run "reef image build --swarm" first.`,
 		Args:         cobra.ExactArgs(1),

@@ -41,13 +41,13 @@ func (b Backend) Up(ctx context.Context, p *plan.Plan, o emulator.UpOptions) (*e
 		so.ClockOffsets = o.ClockOffsets
 	}
 	if o.Shards > 0 {
-		return nil, fmt.Errorf("swarm: --shards: the Swarm backend runs one shard per machine (use --place SHARD=MACHINE to move one)")
+		return nil, fmt.Errorf("swarm: --shards: the Swarm backend gives each machine one shard per two of its CPUs (use --place SHARD=MACHINE to move one)")
 	}
 	m, err := Up(ctx, p, so)
 	if err != nil {
 		return nil, err
 	}
-	text := "one per machine\n" + m.Placement
+	text := "by machine\n" + m.Placement
 	for _, w := range m.Warnings {
 		text += "  warning: " + w + "\n"
 	}

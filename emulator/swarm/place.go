@@ -51,9 +51,11 @@ type Placement struct {
 	Cut map[int]uint32 `json:"cut"`
 }
 
-// Place splits p over machines: one shard per machine (plan.Partition, which keeps a
-// fat-tree pod or a leaf with its hosts together and cuts as few links as it can),
-// shard i on machines[i] unless place names another (shard name → machine name). A
+// Place splits p over machines by their CPUs: a machine gets as many shards as the
+// netns backend would run on it (one per two CPUs, at least one), and the lab is cut
+// into that many in all (plan.Partition, which keeps a fat-tree pod or a leaf with its
+// hosts together and cuts as few links as it can), consecutive shards on one machine,
+// unless place names another machine for a shard (shard name → machine name). A
 // machine may get no shard when the plan has fewer switches. It refuses a cut link
 // that must stay within one machine (a host's link, or a lossless one: PFC's pause
 // frames would cross the tunnel late).
@@ -64,7 +66,13 @@ func Place(p *plan.Plan, machines []Machine, place map[string]string) (*Placemen
 	if len(p.Switches) == 0 {
 		return nil, errors.New("swarm: the lab has no switch to place")
 	}
-	part := p.Partition(len(machines))
+	var owner []int // machine of each shard, before place
+	for i, m := range machines {
+		for range max(1, m.CPUs/2) {
+			owner = append(owner, i)
+		}
+	}
+	part := p.Partition(len(owner))
 	pl := &Placement{Partition: part, Node: map[string]int{}, Cut: map[int]uint32{}}
 	byName := map[string]int{}
 	for i, m := range machines {
@@ -72,7 +80,8 @@ func Place(p *plan.Plan, machines []Machine, place map[string]string) (*Placemen
 	}
 	used := map[int]int{} // machine index in machines → index in pl.Machines
 	for k := range part.Shards {
-		mi := k % len(machines)
+		// Fewer shards than asked (a small lab): spread them over the machines.
+		mi := owner[k*len(owner)/len(part.Shards)]
 		if want, ok := place[plan.ShardName(k)]; ok {
 			j, ok := byName[want]
 			if !ok {

@@ -125,3 +125,29 @@ func TestLabVNIBasesDiffer(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceByCPUs gives a machine with four times the CPUs four times the shards (a
+// k=4 fat-tree has four pods, so it gets three of the four).
+func TestPlaceByCPUs(t *testing.T) {
+	p := loadPlan(t, "fat-tree-k4.yaml")
+	ms := machines(2)
+	ms[0].CPUs, ms[1].CPUs = 2, 8
+	pl, err := Place(p, ms, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[int]int{}
+	for _, mi := range pl.ShardMachine {
+		per[mi]++
+	}
+	if per[0] != 1 || per[1] != len(pl.Partition.Shards)-1 || per[1] < 3 {
+		t.Errorf("shards per machine %v of %d; want 1 on the 2-CPU machine and the rest (3 or more) on the 8-CPU one", per, len(pl.Partition.Shards))
+	}
+	sw := map[int]int{}
+	for _, s := range p.Switches {
+		sw[pl.Node[s.Config.Name]]++
+	}
+	if sw[1] <= 2*sw[0] {
+		t.Errorf("switches per machine %v; want most on the larger machine", sw)
+	}
+}
