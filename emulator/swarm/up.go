@@ -430,6 +430,13 @@ func Exec(ctx context.Context, labName, node string, argv []string, stdio emulat
 	if len(argv) == 0 {
 		return errors.New("swarm: exec: no command")
 	}
+	return onMachineOf(ctx, labName, node, append([]string{"/reef/reef", "nsexec", netns.NSName(labName, node), "--"}, argv...), stdio)
+}
+
+// onMachineOf runs argv in the task container of node's machine, through that
+// machine's engine, with stdio attached; a non-zero exit comes back as an
+// *emulator.ExitError.
+func onMachineOf(ctx context.Context, labName, node string, argv []string, stdio emulator.Stdio) error {
 	m, err := ReadMarker(labName)
 	if err != nil {
 		return err
@@ -451,10 +458,9 @@ func Exec(ctx context.Context, labName, node string, argv []string, stdio emulat
 	if err != nil {
 		return err
 	}
-	cmd := append([]string{"/reef/reef", "nsexec", netns.NSName(labName, node), "--"}, argv...)
-	code, err := ec.ExecAttached(ctx, id, cmd, stdio.In, stdio.Out, stdio.Err)
+	code, err := ec.ExecAttached(ctx, id, argv, stdio.In, stdio.Out, stdio.Err)
 	if err != nil {
-		return fmt.Errorf("swarm: exec in %s on %s: %w", node, mc.Name, err)
+		return fmt.Errorf("swarm: exec for %s on machine %s: %w", node, mc.Name, err)
 	}
 	if code != 0 {
 		return &emulator.ExitError{Code: code}
@@ -493,30 +499,5 @@ func Capture(ctx context.Context, labName, target string, d time.Duration, w io.
 // stdio attached: the commands that read what a machine's part of the lab keeps there
 // (reef capture, reef stats) run where it is.
 func Delegate(ctx context.Context, labName, node string, args []string, stdio emulator.Stdio) error {
-	m, err := ReadMarker(labName)
-	if err != nil {
-		return err
-	}
-	mi, ok := m.Node[node]
-	if !ok {
-		return fmt.Errorf("swarm: lab %q has no node %q", labName, node)
-	}
-	mc := m.Machines[mi]
-	ec, err := docker.NewClientAt(mc.Engine)
-	if err != nil {
-		return err
-	}
-	id, err := runningContainer(ctx, ec, labName, mc.Name)
-	if err != nil {
-		return err
-	}
-	argv := append(append([]string{"/reef/reef"}, args...), "--lab", labName)
-	code, err := ec.ExecAttached(ctx, id, argv, stdio.In, stdio.Out, stdio.Err)
-	if err != nil {
-		return fmt.Errorf("swarm: reef %s on %s: %w", args[0], mc.Name, err)
-	}
-	if code != 0 {
-		return &emulator.ExitError{Code: code}
-	}
-	return nil
+	return onMachineOf(ctx, labName, node, append(append([]string{"/reef/reef"}, args...), "--lab", labName), stdio)
 }
