@@ -17,6 +17,10 @@ type Out struct {
 	Port  int
 	Frame []byte
 	Due   units.Time
+	// Reef is the offset of the frame's reef header as the pipeline parsed it (0: not
+	// a reef packet), so that a backend that looks at the frames it forwards (the
+	// sim's path counts) need not parse them again.
+	Reef int
 }
 
 // port is one port's state: the ingress delay line and PFC accounting on the way in,
@@ -276,7 +280,7 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	s.nx.ok = false
 	s.touch(best)
 	s.lent, s.lentN = p.buf, p.n
-	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due}, true
+	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due, Reef: int(p.reef)}, true
 }
 
 // SetWall tells the switch that the frames its next Polls return are released to the
