@@ -49,7 +49,7 @@ type Switch struct {
 	ports  []port
 	router *router
 	lb     balancer
-	intMd  string
+	intMd  intMode
 	mpdU   units.Time
 	pfc    bool // some port has PFC on
 	pool   *pool
@@ -90,7 +90,7 @@ func New(cfg Config) (*Switch, error) {
 		name:   cfg.Name,
 		ports:  make([]port, len(cfg.Ports)),
 		router: newRouter(&cfg),
-		intMd:  cfg.INT.Mode,
+		intMd:  intModeOf(cfg.INT.Mode),
 		mpdU:   cfg.INT.MPDUnit,
 		lent:   -1,
 		upv:    make([]bool, len(cfg.Ports)),
@@ -273,8 +273,11 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 		p = e.q.pop()
 		e.ndep--
 		e.late.Add(max(s.now, s.wall) - p.due)
-		if p.hop != 0 {
+		switch {
+		case p.hop != 0:
 			e.setQLen(s.pool.buf(p.buf)[:p.n], &p)
+		case p.reef != 0 && s.intMd == intMPD:
+			s.stampMPD(&p)
 		}
 	}
 	s.nx.ok = false
