@@ -294,24 +294,27 @@ func (s *Switch) ingress(src int, t units.Time) {
 		s.inq &^= 1 << (uint(src) & 63)
 	}
 	frame := s.pool.buf(k.buf)[:k.n]
-	if q, ok := wire.ParsePause(frame); ok {
-		p.pausesRx++
-		p.eg.pause(t, q)
-		s.pool.put(k.buf)
-		return
-	}
-	v, ok := wire.Classify(frame)
-	if !ok {
-		r := DropNotIPv4
-		if len(frame) >= wire.EthLen && frame[12] == 0x08 && frame[13] == 0x00 {
-			r = DropMalformed
+	v := wire.View{Frame: frame, IP: wire.EthLen, Reef: int(k.reef)}
+	if !k.valid {
+		if q, ok := wire.ParsePause(frame); ok {
+			p.pausesRx++
+			p.eg.pause(t, q)
+			s.pool.put(k.buf)
+			return
 		}
-		s.drop(src, k.buf, r)
-		return
-	}
-	if wire.IPv4Checksum(frame[v.IP:]) != 0 {
-		s.drop(src, k.buf, DropMalformed)
-		return
+		var ok bool
+		if v, ok = wire.Classify(frame); !ok {
+			r := DropNotIPv4
+			if len(frame) >= wire.EthLen && frame[12] == 0x08 && frame[13] == 0x00 {
+				r = DropMalformed
+			}
+			s.drop(src, k.buf, r)
+			return
+		}
+		if wire.IPv4Checksum(frame[v.IP:]) != 0 {
+			s.drop(src, k.buf, DropMalformed)
+			return
+		}
 	}
 	if !v.DecTTL() {
 		s.drop(src, k.buf, DropTTL)

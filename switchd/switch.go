@@ -70,10 +70,15 @@ type Switch struct {
 	// inq has bit i set when port i's ingress line holds a frame (as queued, for
 	// switches with at most 64 ports).
 	inq   uint64
-	lent  int32  // buffer handed out by the last Poll, freed on the next call
-	lentN int32  // length of the frame in it
-	upv   []bool // scratch for router.setUp
-	key   wire.FlowKey
+	lent  int32 // buffer handed out by the last Poll, freed on the next call
+	lentN int32 // length of the frame in it
+	// lentIP says the lent frame is IPv4 the pipeline parsed (not a pause frame), with
+	// its reef header at lentReef: Forward passes both on, so the next switch skips
+	// the parse.
+	lentIP   bool
+	lentReef int16
+	upv      []bool // scratch for router.setUp
+	key      wire.FlowKey
 	// ties orders frames that reach the pipeline at the same instant on different
 	// ports (see pickTied).
 	ties *rand.Rand
@@ -158,7 +163,7 @@ func (s *Switch) Receive(now units.Time, port int, frame []byte) {
 		return
 	}
 	copy(s.pool.buf(b), frame)
-	s.enter(now, port, b, len(frame))
+	s.enter(now, port, b, len(frame), false, 0)
 }
 
 // Forward hands s, on port at now, the frame that from's last Poll returned, exactly as
@@ -180,7 +185,9 @@ func (s *Switch) Forward(now units.Time, port int, from *Switch) {
 		return
 	}
 	s.pool.bufs[b], from.pool.bufs[from.lent] = from.pool.bufs[from.lent], s.pool.bufs[b]
-	s.enter(now, port, b, len(frame))
+	// The frame is what from's pipeline parsed and forwarded: its checksum stayed valid
+	// (TTL and ECN are updated incrementally) and its headers' layout is unchanged.
+	s.enter(now, port, b, len(frame), from.lentIP, from.lentReef)
 }
 
 // ReceiveBuffer is Receive for a frame whose storage the caller gives up, as the sim
@@ -201,7 +208,7 @@ func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
 	} else {
 		s.pool.bufs[b] = frame[:s.pool.size:s.pool.size]
 	}
-	s.enter(now, port, b, len(frame))
+	s.enter(now, port, b, len(frame), false, 0)
 	return spare
 }
 
@@ -232,12 +239,13 @@ func (s *Switch) admit(port, n int) (int32, bool) {
 }
 
 // enter puts buffer b, holding an n-byte frame that arrived on port at now, on the
-// port's ingress delay line.
-func (s *Switch) enter(now units.Time, port int, b int32, n int) {
+// port's ingress delay line; valid says it is IPv4 another switch parsed, with its reef
+// header at reef (see pkt.valid).
+func (s *Switch) enter(now units.Time, port int, b int32, n int, valid bool, reef int16) {
 	p := &s.ports[port]
 	t := max(now+p.cfg.IngressDelay, p.lastIn)
 	p.lastIn = t
-	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t})
+	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t, valid: valid, reef: reef})
 	s.nin++
 	s.touch(port)
 	s.inq |= 1 << (uint(port) & 63)
@@ -283,6 +291,7 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	s.nx.ok = false
 	s.touch(best)
 	s.lent, s.lentN = p.buf, p.n
+	s.lentIP, s.lentReef = !x.ctl, p.reef
 	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due, Reef: int(p.reef)}, true
 }
 
