@@ -388,7 +388,7 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 		e.maxBehind = max(e.maxBehind, e.lastArr-k.t)
 	} else {
 		e.lastArr = k.t
-		e.skew.Add(0)
+		e.skew0++ // see flushHists
 	}
 	f := v.Frame
 	copy(f[0:6], p.cfg.PeerMAC[:])

@@ -280,7 +280,11 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	} else {
 		p = e.q.pop()
 		e.ndep--
-		e.late.Add(max(s.now, s.wall) - p.due)
+		if l := max(s.now, s.wall) - p.due; l > 0 {
+			e.late.Add(l)
+		} else {
+			e.late0++ // on time (Add counts a negative as 0)
+		}
 		switch {
 		case p.hop != 0:
 			e.setQLen(s.pool.buf(p.buf)[:p.n], &p)
@@ -391,6 +395,7 @@ func (s *Switch) appendStats(dst []PortStats, summaries bool) []PortStats {
 		})
 		if summaries {
 			st := &dst[len(dst)-1]
+			e.flushHists()
 			st.Lateness, st.Skew = e.late.Summary(), e.skew.Summary()
 		}
 	}
