@@ -2,7 +2,6 @@ package switchd
 
 import (
 	"encoding/binary"
-	"fmt"
 	"sort"
 
 	"reef/wire"
@@ -60,17 +59,21 @@ func newRouter(cfg *Config) *router {
 	r := &router{}
 	byLen := map[int]map[uint32]int{}
 	byPorts := map[string]int{} // port list → group index
+	var key []byte
 	for _, rt := range cfg.Routes {
 		l := rt.Prefix.Bits()
 		if byLen[l] == nil {
 			byLen[l] = map[uint32]int{}
 			r.lens = append(r.lens, l)
 		}
-		key := fmt.Sprint(rt.Ports)
-		gi, ok := byPorts[key]
+		key = key[:0]
+		for _, p := range rt.Ports {
+			key = binary.AppendUvarint(key, uint64(p))
+		}
+		gi, ok := byPorts[string(key)] // no allocation for the lookup
 		if !ok {
 			gi = len(r.groups)
-			byPorts[key] = gi
+			byPorts[string(key)] = gi
 			g := group{ports: append([]int(nil), rt.Ports...)}
 			g.up = append(make([]int, 0, len(g.ports)), g.ports...)
 			r.groups = append(r.groups, g)
