@@ -32,13 +32,13 @@ type Sim struct {
 	// so that countEgress, which runs for every data frame a switch forwards, indexes
 	// a slice instead of probing the map.
 	flowDense []int32
-	ports    []results.Port
-	portRef  []portRef
-	sampler  sampler
-	fstats   []hostd.FlowStats
-	pstats   []switchd.PortStats
-	depths   []switchd.Depth
-	paths    map[pathKey]pathVal
+	ports     []results.Port
+	portRef   []portRef
+	sampler   sampler
+	fstats    []hostd.FlowStats
+	pstats    []switchd.PortStats
+	depths    []switchd.Depth
+	paths     map[pathKey]pathVal
 	// portBase[i] is the index in ports of port 0 of the fabric's node i (a switch).
 	portBase []int
 }
