@@ -347,7 +347,7 @@ func (s *Sim) flowSnapshots(now units.Time, only int, add func(*results.Flow, *h
 		s.fstats = n.Host().AppendFlowStats(s.fstats[:0])
 		for i := range s.fstats {
 			st := &s.fstats[i]
-			fi, ok := s.flowIdx[st.ID]
+			fi, ok := s.flowIndex(st.ID)
 			if !ok || !st.Started || (only >= 0 && fi != only) {
 				continue
 			}
