@@ -27,9 +27,10 @@ type Fabric struct {
 }
 
 // Egress sees a frame switch node n sends on port to another node of the fabric, before
-// the peer gets it (the sim counts the paths flows take with it). frame is valid only
-// during the call.
-type Egress func(n *Node, port int, frame []byte)
+// the peer gets it (the sim counts the paths flows take with it). reef is the offset of
+// its reef header as the switch parsed it (0: not a reef packet; see switchd.Out.Reef).
+// frame is valid only during the call.
+type Egress func(n *Node, port int, frame []byte, reef int)
 
 // SetEgress makes e see every frame a switch sends to another node (nil: none).
 func (f *Fabric) SetEgress(e Egress) { f.egress = e }
@@ -234,7 +235,7 @@ func (n *Node) Fire(now units.Time) {
 				break
 			}
 			sent = true
-			if n.deliver(out.Port, out.Due, out.Frame) {
+			if n.deliver(out.Port, out.Due, out.Frame, out.Reef) {
 				n.f.eng.Set(&n.slot, now)
 				n.last, n.spin = now, 0
 				return
@@ -253,7 +254,7 @@ func (n *Node) Fire(now units.Time) {
 				break
 			}
 			sent = true
-			n.deliver(0, out.Due, out.Frame)
+			n.deliver(0, out.Due, out.Frame, 0)
 		}
 	}
 	// A node whose deadline stays at now without producing anything would spin; the
@@ -271,21 +272,22 @@ func (n *Node) Fire(now units.Time) {
 	}
 }
 
-// deliver hands a frame n sent on port to the peer at due; it reports whether the frame
-// went to an external port (and waits in f.out for Poll's caller).
-func (n *Node) deliver(port int, due units.Time, frame []byte) bool {
+// deliver hands a frame n sent on port to the peer at due (reef: see Egress); it
+// reports whether the frame went to an external port (and waits in f.out for Poll's
+// caller).
+func (n *Node) deliver(port int, due units.Time, frame []byte, reef int) bool {
 	p := n.peers[port]
 	n.tap(port, due, true, frame)
 	if p.n == nil {
 		if p.ext >= 0 {
-			n.f.out, n.f.outOK = switchd.Out{Port: p.ext, Frame: frame, Due: due}, true
+			n.f.out, n.f.outOK = switchd.Out{Port: p.ext, Frame: frame, Due: due, Reef: reef}, true
 			return true
 		}
 		return false // an unwired port: the frame leaves the lab
 	}
 	n.f.hops++
 	if n.sw != nil && n.f.egress != nil {
-		n.f.egress(n, port, frame)
+		n.f.egress(n, port, frame, reef)
 	}
 	p.n.tap(p.port, due, false, frame)
 	switch {

@@ -203,6 +203,7 @@ type Host struct {
 	// a frame arriving earlier was read late, and skew records by how much.
 	committed units.Time
 	skew      *hist.Durations
+	skew0     uint64 // zeros not yet handed to skew (see Skew): every value on the sim
 	// holdFrom and holdUntil hold timers after a driver stall (Resumed): until
 	// holdUntil, only timers due by holdFrom fire on the grace.
 	holdFrom, holdUntil units.Time
@@ -350,7 +351,11 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 		h.stats.Malformed++
 		return
 	}
-	h.skew.Add(h.committed - now)
+	if d := h.committed - now; d > 0 {
+		h.skew.Add(d)
+	} else {
+		h.skew0++ // not late (Add counts a negative as 0)
+	}
 	id := binary.BigEndian.Uint32(frame[v.Reef+wire.OffFlowID:])
 	switch v.Type() {
 	case wire.TypeData:

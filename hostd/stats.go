@@ -52,7 +52,11 @@ func (h *Host) AppendFlowStats(dst []FlowStats) []FlowStats {
 // were for each: how much later than the frame's arrival the latest time the host had
 // already acted at (started a frame on the NIC, fired a timer) was when it read the
 // frame. Always 0 on the sim, where nothing is read late.
-func (h *Host) Skew() hist.Summary { return h.skew.Summary() }
+func (h *Host) Skew() hist.Summary {
+	h.skew.AddZeros(h.skew0)
+	h.skew0 = 0
+	return h.skew.Summary()
+}
 
 // ReceiverStats returns a snapshot of every flow this host receives, in order of first
 // arrival.

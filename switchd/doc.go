@@ -28,8 +28,9 @@
 //     accumulate. A head is scheduled only once the line is free for it, so pauses and
 //     rate changes apply exactly in virtual time, but always from computed times: a
 //     late Poll releases the same frames with the same Due times as an on-time one.
-//  6. At departure, INT stamps reef packets (mpd: max per-hop queueing delay; hpcc: a
-//     hop record with the departure time, cumulative tx bytes, backlog and rate) and PFC
+//  6. At departure, INT stamps reef packets (hpcc: a hop record with the departure
+//     time, cumulative tx bytes, backlog and rate; mpd: max per-hop queueing delay,
+//     written when the frame leaves, from the times its departure computed) and PFC
 //     releases the bytes held for the ingress port (resuming it at XOn).
 //  7. The frame is Due at departure + PortConfig.Delay; Poll returns it then, and the
 //     driver's lateness (now − Due) goes into a fixed-size histogram per port.

@@ -294,24 +294,27 @@ func (s *Switch) ingress(src int, t units.Time) {
 		s.inq &^= 1 << (uint(src) & 63)
 	}
 	frame := s.pool.buf(k.buf)[:k.n]
-	if q, ok := wire.ParsePause(frame); ok {
-		p.pausesRx++
-		p.eg.pause(t, q)
-		s.pool.put(k.buf)
-		return
-	}
-	v, ok := wire.Classify(frame)
-	if !ok {
-		r := DropNotIPv4
-		if len(frame) >= wire.EthLen && frame[12] == 0x08 && frame[13] == 0x00 {
-			r = DropMalformed
+	v := wire.View{Frame: frame, IP: wire.EthLen, Reef: int(k.reef)}
+	if !k.valid {
+		if q, ok := wire.ParsePause(frame); ok {
+			p.pausesRx++
+			p.eg.pause(t, q)
+			s.pool.put(k.buf)
+			return
 		}
-		s.drop(src, k.buf, r)
-		return
-	}
-	if wire.IPv4Checksum(frame[v.IP:]) != 0 {
-		s.drop(src, k.buf, DropMalformed)
-		return
+		var ok bool
+		if v, ok = wire.Classify(frame); !ok {
+			r := DropNotIPv4
+			if len(frame) >= wire.EthLen && frame[12] == 0x08 && frame[13] == 0x00 {
+				r = DropMalformed
+			}
+			s.drop(src, k.buf, r)
+			return
+		}
+		if wire.IPv4Checksum(frame[v.IP:]) != 0 {
+			s.drop(src, k.buf, DropMalformed)
+			return
+		}
 	}
 	if !v.DecTTL() {
 		s.drop(src, k.buf, DropTTL)
@@ -385,7 +388,7 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 		e.maxBehind = max(e.maxBehind, e.lastArr-k.t)
 	} else {
 		e.lastArr = k.t
-		e.skew.Add(0)
+		e.skew0++ // see flushHists
 	}
 	f := v.Frame
 	copy(f[0:6], p.cfg.PeerMAC[:])
@@ -416,35 +419,59 @@ func (s *Switch) depart(i int) {
 	e.txBytes += uint64(n)
 	e.waited += h.start - h.t
 	h.due = h.dep + e.delay
-	if h.reef != 0 {
-		s.stampINT(e, h)
+	if h.reef != 0 && s.intMd == intHPCC {
+		s.stampHop(e, h)
 	}
 	s.unhold(int(h.in), n, h.dep)
 }
 
-// stampINT applies the INT mode to a reef packet at its departure.
-func (s *Switch) stampINT(e *egress, h *pkt) {
-	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
-	switch s.intMd {
+// intMode is Config.INT.Mode as the pipeline tests it per packet.
+type intMode uint8
+
+const (
+	intOff intMode = iota
+	intMPD
+	intHPCC
+)
+
+func intModeOf(m string) intMode {
+	switch m {
 	case INTMPD:
-		v.SetFlags(wire.FlagMPDSeen) // an INT hop is on this path, even if its MPD is 0
-		// Queueing delay = departure − serialisation − arrival = start − arrival.
-		q := h.start - h.t
-		u := (q + s.mpdU - 1) / s.mpdU
-		own := uint16(min(u, 0xffff))
-		if own > v.MPD() {
-			v.SetMPD(own)
-		}
+		return intMPD
 	case INTHPCC:
-		// QLen is written when the packet leaves the switch (setQLen): by then every
-		// frame that arrived before the packet's dequeue has been read, even on netns.
-		if n := v.NHops(); v.Flags()&wire.FlagINT != 0 && v.PushHop(wire.Hop{
-			TS:       int64(h.dep),
-			TxBytes:  e.txBytes,
-			RateKbps: uint32(min(e.rate/units.Kbps, 0xffffffff)),
-		}) {
-			h.hop = int16(n + 1)
-		}
+		return intHPCC
+	}
+	return intOff
+}
+
+// stampMPD applies the mpd INT mode to a reef packet: its queueing delay here, from
+// the times its departure computed, raises the packet's max-per-hop delay. It is
+// written when the packet leaves the switch (Poll), not at its departure: nothing
+// reads the frame in between, and the bytes are then touched once per hop, as the
+// next hop reads them, instead of once more a link delay earlier.
+func (s *Switch) stampMPD(h *pkt) {
+	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
+	v.SetFlags(wire.FlagMPDSeen) // an INT hop is on this path, even if its MPD is 0
+	// Queueing delay = departure − serialisation − arrival = start − arrival.
+	q := h.start - h.t
+	u := (q + s.mpdU - 1) / s.mpdU
+	own := uint16(min(u, 0xffff))
+	if own > v.MPD() {
+		v.SetMPD(own)
+	}
+}
+
+// stampHop applies the hpcc INT mode to a reef packet at its departure: a hop record
+// with the departure time, the port's cumulative tx bytes and its rate (QLen follows
+// in setQLen).
+func (s *Switch) stampHop(e *egress, h *pkt) {
+	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
+	if n := v.NHops(); v.Flags()&wire.FlagINT != 0 && v.PushHop(wire.Hop{
+		TS:       int64(h.dep),
+		TxBytes:  e.txBytes,
+		RateKbps: uint32(min(e.rate/units.Kbps, 0xffffffff)),
+	}) {
+		h.hop = int16(n + 1)
 	}
 }
 

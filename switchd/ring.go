@@ -6,11 +6,14 @@ import "reef/units"
 // computed for it. It moves by value between the ingress delay line, the egress queue
 // and the egress delay line.
 type pkt struct {
-	buf   int32      // pool index of the frame's bytes
-	n     int32      // frame length
-	in    int16      // ingress port
-	reef  int16      // offset of the reef header in the frame (0: not a reef packet)
-	hop   int16      // 1 + the index of the HPCC hop record stamped at departure (0: none)
+	buf  int32 // pool index of the frame's bytes
+	n    int32 // frame length
+	in   int16 // ingress port
+	reef int16 // offset of the reef header in the frame (0: not a reef packet)
+	hop  int16 // 1 + the index of the HPCC hop record stamped at departure (0: none)
+	// valid marks a frame another switch's Poll handed over (Forward): IPv4 that switch
+	// parsed and checksummed, its reef header at reef. Ingress does not parse it again.
+	valid bool
 	t     units.Time // ingress line: when it enters the pipeline; queue: arrival at the queue
 	start units.Time // start of serialisation (computed)
 	dep   units.Time // end of serialisation, the departure (computed)

@@ -10,16 +10,20 @@ import (
 // router resolves a destination to a route's group of ports: pins first, then the
 // longest matching prefix. Lookup is a memo probe, then one map probe per distinct
 // prefix length, longest first; nothing allocates.
+//
+// Routes with the same ports share one group: a fabric's routes are per host (a k = 16
+// fat tree gives each switch 1,024), but their port sets are few (a ToR's: one per
+// host port, and the uplinks), so the groups stay in cache however many hosts there are.
 type router struct {
 	lens   []int            // distinct prefix lengths, longest first
-	tables []map[uint32]int // per entry of lens: masked address → route index
-	groups []group          // per route
+	tables []map[uint32]int // per entry of lens: masked address → group index
+	groups []group          // one per distinct port list, in order of first use
 	pins   []pin            // in configuration order; the first match wins
 	// memo remembers recent lookups, direct-mapped by the address's low bits: a switch
 	// sees few destinations at a time, and routes never change (only their up ports).
 	memo [64]struct {
 		addr  uint32
-		route int32 // route index + 1; 0: empty
+		route int32 // group index + 1; 0: empty
 	}
 }
 
@@ -54,17 +58,28 @@ func (p Pin) Matches(key *wire.FlowKey) bool {
 func newRouter(cfg *Config) *router {
 	r := &router{}
 	byLen := map[int]map[uint32]int{}
-	for i, rt := range cfg.Routes {
+	byPorts := map[string]int{} // port list → group index
+	var key []byte
+	for _, rt := range cfg.Routes {
 		l := rt.Prefix.Bits()
 		if byLen[l] == nil {
 			byLen[l] = map[uint32]int{}
 			r.lens = append(r.lens, l)
 		}
+		key = key[:0]
+		for _, p := range rt.Ports {
+			key = binary.AppendUvarint(key, uint64(p))
+		}
+		gi, ok := byPorts[string(key)] // no allocation for the lookup
+		if !ok {
+			gi = len(r.groups)
+			byPorts[string(key)] = gi
+			g := group{ports: append([]int(nil), rt.Ports...)}
+			g.up = append(make([]int, 0, len(g.ports)), g.ports...)
+			r.groups = append(r.groups, g)
+		}
 		a := rt.Prefix.Masked().Addr().As4()
-		byLen[l][binary.BigEndian.Uint32(a[:])] = i
-		g := group{ports: append([]int(nil), rt.Ports...)}
-		g.up = append(make([]int, 0, len(g.ports)), g.ports...)
-		r.groups = append(r.groups, g)
+		byLen[l][binary.BigEndian.Uint32(a[:])] = gi
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(r.lens)))
 	for _, l := range r.lens {
@@ -83,7 +98,7 @@ func mask(l int) uint32 {
 	return ^uint32(0) << (32 - l)
 }
 
-// lookup returns the index of the longest-prefix route covering dst, or -1.
+// lookup returns the group of the longest-prefix route covering dst, or -1.
 func (r *router) lookup(dst [4]byte) int {
 	a := binary.BigEndian.Uint32(dst[:])
 	m := &r.memo[a%uint32(len(r.memo))]

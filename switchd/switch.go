@@ -17,6 +17,10 @@ type Out struct {
 	Port  int
 	Frame []byte
 	Due   units.Time
+	// Reef is the offset of the frame's reef header as the pipeline parsed it (0: not
+	// a reef packet), so that a backend that looks at the frames it forwards (the
+	// sim's path counts) need not parse them again.
+	Reef int
 }
 
 // port is one port's state: the ingress delay line and PFC accounting on the way in,
@@ -45,7 +49,7 @@ type Switch struct {
 	ports  []port
 	router *router
 	lb     balancer
-	intMd  string
+	intMd  intMode
 	mpdU   units.Time
 	pfc    bool // some port has PFC on
 	pool   *pool
@@ -66,10 +70,15 @@ type Switch struct {
 	// inq has bit i set when port i's ingress line holds a frame (as queued, for
 	// switches with at most 64 ports).
 	inq   uint64
-	lent  int32  // buffer handed out by the last Poll, freed on the next call
-	lentN int32  // length of the frame in it
-	upv   []bool // scratch for router.setUp
-	key   wire.FlowKey
+	lent  int32 // buffer handed out by the last Poll, freed on the next call
+	lentN int32 // length of the frame in it
+	// lentIP says the lent frame is IPv4 the pipeline parsed (not a pause frame), with
+	// its reef header at lentReef: Forward passes both on, so the next switch skips
+	// the parse.
+	lentIP   bool
+	lentReef int16
+	upv      []bool // scratch for router.setUp
+	key      wire.FlowKey
 	// ties orders frames that reach the pipeline at the same instant on different
 	// ports (see pickTied).
 	ties *rand.Rand
@@ -86,7 +95,7 @@ func New(cfg Config) (*Switch, error) {
 		name:   cfg.Name,
 		ports:  make([]port, len(cfg.Ports)),
 		router: newRouter(&cfg),
-		intMd:  cfg.INT.Mode,
+		intMd:  intModeOf(cfg.INT.Mode),
 		mpdU:   cfg.INT.MPDUnit,
 		lent:   -1,
 		upv:    make([]bool, len(cfg.Ports)),
@@ -154,7 +163,7 @@ func (s *Switch) Receive(now units.Time, port int, frame []byte) {
 		return
 	}
 	copy(s.pool.buf(b), frame)
-	s.enter(now, port, b, len(frame))
+	s.enter(now, port, b, len(frame), false, 0)
 }
 
 // Forward hands s, on port at now, the frame that from's last Poll returned, exactly as
@@ -176,7 +185,9 @@ func (s *Switch) Forward(now units.Time, port int, from *Switch) {
 		return
 	}
 	s.pool.bufs[b], from.pool.bufs[from.lent] = from.pool.bufs[from.lent], s.pool.bufs[b]
-	s.enter(now, port, b, len(frame))
+	// The frame is what from's pipeline parsed and forwarded: its checksum stayed valid
+	// (TTL and ECN are updated incrementally) and its headers' layout is unchanged.
+	s.enter(now, port, b, len(frame), from.lentIP, from.lentReef)
 }
 
 // ReceiveBuffer is Receive for a frame whose storage the caller gives up, as the sim
@@ -197,7 +208,7 @@ func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
 	} else {
 		s.pool.bufs[b] = frame[:s.pool.size:s.pool.size]
 	}
-	s.enter(now, port, b, len(frame))
+	s.enter(now, port, b, len(frame), false, 0)
 	return spare
 }
 
@@ -228,12 +239,13 @@ func (s *Switch) admit(port, n int) (int32, bool) {
 }
 
 // enter puts buffer b, holding an n-byte frame that arrived on port at now, on the
-// port's ingress delay line.
-func (s *Switch) enter(now units.Time, port int, b int32, n int) {
+// port's ingress delay line; valid says it is IPv4 another switch parsed, with its reef
+// header at reef (see pkt.valid).
+func (s *Switch) enter(now units.Time, port int, b int32, n int, valid bool, reef int16) {
 	p := &s.ports[port]
 	t := max(now+p.cfg.IngressDelay, p.lastIn)
 	p.lastIn = t
-	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t})
+	p.in.push(pkt{buf: b, n: int32(n), in: int16(port), t: t, valid: valid, reef: reef})
 	s.nin++
 	s.touch(port)
 	s.inq |= 1 << (uint(port) & 63)
@@ -268,15 +280,23 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	} else {
 		p = e.q.pop()
 		e.ndep--
-		e.late.Add(max(s.now, s.wall) - p.due)
-		if p.hop != 0 {
+		if l := max(s.now, s.wall) - p.due; l > 0 {
+			e.late.Add(l)
+		} else {
+			e.late0++ // on time (Add counts a negative as 0)
+		}
+		switch {
+		case p.hop != 0:
 			e.setQLen(s.pool.buf(p.buf)[:p.n], &p)
+		case p.reef != 0 && s.intMd == intMPD:
+			s.stampMPD(&p)
 		}
 	}
 	s.nx.ok = false
 	s.touch(best)
 	s.lent, s.lentN = p.buf, p.n
-	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due}, true
+	s.lentIP, s.lentReef = !x.ctl, p.reef
+	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due, Reef: int(p.reef)}, true
 }
 
 // SetWall tells the switch that the frames its next Polls return are released to the
@@ -375,6 +395,7 @@ func (s *Switch) appendStats(dst []PortStats, summaries bool) []PortStats {
 		})
 		if summaries {
 			st := &dst[len(dst)-1]
+			e.flushHists()
 			st.Lateness, st.Skew = e.late.Summary(), e.skew.Summary()
 		}
 	}

@@ -28,13 +28,17 @@ type Sim struct {
 	byHost   map[string]*fabric.Node
 	flows    []flowRec // in scenario order
 	flowIdx  map[uint32]int
-	ports    []results.Port
-	portRef  []portRef
-	sampler  sampler
-	fstats   []hostd.FlowStats
-	pstats   []switchd.PortStats
-	depths   []switchd.Depth
-	paths    map[pathKey]pathVal
+	// flowDense[id] is flowIdx[id]+1 for the flow IDs below its length (0: no flow),
+	// so that countEgress, which runs for every data frame a switch forwards, indexes
+	// a slice instead of probing the map.
+	flowDense []int32
+	ports     []results.Port
+	portRef   []portRef
+	sampler   sampler
+	fstats    []hostd.FlowStats
+	pstats    []switchd.PortStats
+	depths    []switchd.Depth
+	paths     map[pathKey]pathVal
 	// portBase[i] is the index in ports of port 0 of the fabric's node i (a switch).
 	portBase []int
 }
@@ -216,6 +220,12 @@ func (s *Sim) addFlows() error {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
 		}
 		s.flowIdx[f.ID] = len(s.flows)
+		if f.ID < maxDenseFlowID {
+			if int(f.ID) >= len(s.flowDense) {
+				s.flowDense = append(s.flowDense, make([]int32, int(f.ID)+1-len(s.flowDense))...)
+			}
+			s.flowDense[f.ID] = int32(len(s.flows) + 1)
+		}
 		s.flows = append(s.flows, flowRec{
 			res: results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC,
 				Size: f.Size, Start: f.Start},
@@ -337,7 +347,7 @@ func (s *Sim) flowSnapshots(now units.Time, only int, add func(*results.Flow, *h
 		s.fstats = n.Host().AppendFlowStats(s.fstats[:0])
 		for i := range s.fstats {
 			st := &s.fstats[i]
-			fi, ok := s.flowIdx[st.ID]
+			fi, ok := s.flowIndex(st.ID)
 			if !ok || !st.Started || (only >= 0 && fi != only) {
 				continue
 			}
@@ -360,14 +370,34 @@ func (s *Sim) portSnapshots(now units.Time, add func(*results.Port, results.Port
 	}
 }
 
+// maxDenseFlowID bounds the flow IDs flowDense indexes (larger ones use the map).
+const maxDenseFlowID = 1 << 20
+
+// flowIndex is the position in s.flows of the flow with ID id.
+func (s *Sim) flowIndex(id uint32) (int, bool) {
+	if int(id) < len(s.flowDense) {
+		i := int(s.flowDense[id]) - 1
+		return i, i >= 0
+	}
+	if id < maxDenseFlowID {
+		return 0, false
+	}
+	i, ok := s.flowIdx[id]
+	return i, ok
+}
+
 // countEgress counts a data frame switch n sends on port against its flow: the paths
-// each flow took (results.Flow.Egress).
-func (s *Sim) countEgress(n *fabric.Node, port int, frame []byte) {
-	v, ok := wire.Classify(frame)
-	if !ok || !v.IsReef() || v.Type() != wire.TypeData {
+// each flow took (results.Flow.Egress). The switch parsed the frame already: reef is
+// where its reef header is (0: none).
+func (s *Sim) countEgress(n *fabric.Node, port int, frame []byte, reef int) {
+	if reef == 0 {
 		return
 	}
-	fi, ok := s.flowIdx[v.FlowID()]
+	v := wire.View{Frame: frame, IP: wire.EthLen, Reef: reef}
+	if v.Type() != wire.TypeData {
+		return
+	}
+	fi, ok := s.flowIndex(v.FlowID())
 	if !ok {
 		return
 	}

@@ -60,3 +60,38 @@ func TestQuantileWithinBucketError(t *testing.T) {
 		t.Errorf("count %d, want 10000", h.Count())
 	}
 }
+
+// AddZeros(n) records what n calls of Add(0) do, whatever was recorded before, and a
+// Summary cached before it is recomputed.
+func TestAddZerosIsAddOfZero(t *testing.T) {
+	tests := []struct {
+		name   string
+		before []units.Time
+		zeros  uint64
+	}{
+		{"empty", nil, 0},
+		{"zeros only", nil, 7},
+		{"zeros move the median", []units.Time{100, 200, 300}, 4},
+		{"nothing added", []units.Time{5, 50}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var a, b Durations
+			for _, v := range tc.before {
+				a.Add(v)
+				b.Add(v)
+			}
+			a.Summary() // cached before the zeros come
+			a.AddZeros(tc.zeros)
+			for range tc.zeros {
+				b.Add(0)
+			}
+			if sa, sb := a.Summary(), b.Summary(); sa != sb {
+				t.Fatalf("summaries %+v, %+v", sa, sb)
+			}
+			if a != b { // the buckets too, the summaries now cached alike
+				t.Fatalf("AddZeros(%d) and %d × Add(0) record different buckets", tc.zeros, tc.zeros)
+			}
+		})
+	}
+}
