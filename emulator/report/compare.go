@@ -338,6 +338,9 @@ func DegradedWhy(f Fidelity) string {
 	if f.StaleTimers > 0 {
 		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
 	}
+	if f.Tunnel != "" {
+		why = append(why, "the tunnel "+f.Tunnel+" (transit, clock offset and jitter against the cut links' delay)")
+	}
 	return strings.Join(why, "; ")
 }
 

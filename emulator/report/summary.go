@@ -321,8 +321,13 @@ type Fidelity struct {
 	// preceded had fired: a daemon stalled longer than its timer grace, so timeouts
 	// may have fired where they would not have.
 	StaleTimers int64 `json:"stale_timers"`
+	// Tunnel names the machines of a lab across machines whose tunnel, measured during
+	// the run, needed more than the delay of the links cut between them
+	// ("m1→m2: 1.6ms over 1.4ms"): frames then reached the far switch after they
+	// were due.
+	Tunnel string `json:"tunnel,omitempty"`
 	// Verdict is "ok" or "degraded" (SkewRatio > 1, LateRatio > 1, StallFraction >
-	// MaxStallFraction or StaleTimers > 0).
+	// MaxStallFraction, StaleTimers > 0 or a Tunnel).
 	Verdict   string  `json:"verdict"`
 	Threshold float64 `json:"threshold_packets"`
 }
@@ -939,7 +944,12 @@ func (s *Summary) fidelity() {
 	if f.WorstPort == "" {
 		f.WorstPort = worstLate
 	}
-	if f.SkewRatio > 1 || f.LateRatio > 1 || f.StallFraction > MaxStallFraction || f.StaleTimers > 0 {
+	for _, t := range s.in.Run.Tunnels {
+		if t.WorstMargin > t.MinDelay && f.Tunnel == "" {
+			f.Tunnel = fmt.Sprintf("%s→%s: %v over %v", t.From, t.To, t.WorstMargin, t.MinDelay)
+		}
+	}
+	if f.SkewRatio > 1 || f.LateRatio > 1 || f.StallFraction > MaxStallFraction || f.StaleTimers > 0 || f.Tunnel != "" {
 		f.Verdict = "degraded"
 	}
 	s.Fidelity = f

@@ -40,6 +40,11 @@ type Tunnel struct {
 	Jitter  units.Time `json:"jitter"`
 	// MinDelay is the least emulated delay of the links cut between the two.
 	MinDelay units.Time `json:"min_delay"`
+	// WorstMargin is the largest transit + |offset| + jitter measured between the two,
+	// at the start and again every few seconds during the run (transit and offset; the
+	// jitter is the start's): a run whose WorstMargin passed MinDelay had frames reach
+	// the far switch after they were due there (degraded).
+	WorstMargin units.Time `json:"worst_margin"`
 }
 
 // Host is one host daemon's fidelity record.

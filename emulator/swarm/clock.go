@@ -153,10 +153,12 @@ func probe(ctx context.Context, peer string, addr netip.AddrPort, c clock, n int
 		Jitter: time.Duration((p90 - best.rtt) / 2), Probes: len(got)}, nil
 }
 
-// probePriority is the SCHED_FIFO priority of the clock probes' threads: the daemons'
-// (their datapath threads are what a cut link's frames wait for), so the probes
-// measure the jitter those threads see rather than an ordinary thread's.
-const probePriority = 10
+// probePriority is the SCHED_FIFO priority of the clock probes' threads: above the
+// daemons' datapath threads (10), which never sleep while they have work, so that a
+// probe is not queued behind a busy daemon of its own machine (measured during a run
+// at the daemons' priority: 28–60 ms, all of it the probe waiting for a CPU). A probe
+// is a few µs of work every few ms.
+const probePriority = 20
 
 // realtimeThread locks the calling goroutine to its thread and runs that thread under
 // SCHED_FIFO when the machine allows it (best effort: the probes still measure

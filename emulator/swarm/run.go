@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,9 +35,34 @@ func RunDir(lab string) string { return filepath.Join(netns.DefaultRunDir, "runs
 
 // Files an agent writes in RunDir when its part of a run is over.
 const (
-	partFile = "part.json" // the part's results.Run
-	doneFile = "done"      // written last: "" when the part ran, else its error
+	partFile   = "part.json"   // the part's results.Run
+	clocksFile = "clocks.json" // <machine>.clocks.json: its peers measured during the run
+	doneFile   = "done"        // written last: "" when the part ran, else its error
 )
+
+// ClockInterval is how often an agent measures its peers again during a run.
+const ClockInterval = 5 * time.Second
+
+// watchClocks measures spec's peers every interval (20 probes each) until ctx ends and
+// returns every measurement.
+func watchClocks(ctx context.Context, spec *Spec, c clock, interval time.Duration) []ClockSample {
+	var out []ClockSample
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-t.C:
+		}
+		for _, peer := range spec.Peers {
+			s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, 20, 2*time.Millisecond, time.Second)
+			if err == nil {
+				out = append(out, s)
+			}
+		}
+	}
+}
 
 // agentRun runs this machine's part of spec.Run with the netns run logic (the slice,
 // its hosts' daemons, its switches' samples) and leaves its results in RunDir.
@@ -55,7 +81,16 @@ func agentRun(ctx context.Context, spec *Spec, c clock, log *slog.Logger) error 
 		Hostd: filepath.Join(dir, "hostd"),
 		Part:  &netns.Part{Slice: &spec.Slice, Epoch: monoAt(spec.Start, c), WireEpoch: spec.Start},
 	}
+	// The peers' clocks and the tunnels are measured again all through the run: a
+	// drift that outgrows a cut link's delay makes the run degraded.
+	pctx, stopProbes := context.WithCancel(ctx)
+	probes := make(chan []ClockSample, 1)
+	go func() { probes <- watchClocks(pctx, spec, c, ClockInterval) }()
 	run, rerr := b.Run(ctx, spec.Plan, spec.Run.Scenario, emulator.RunOptions{OutDir: out, Capture: spec.Run.Capture})
+	stopProbes()
+	if err := netns.WriteJSON(filepath.Join(out, spec.Machine+"."+clocksFile), <-probes); err != nil {
+		rerr = errors.Join(rerr, err)
+	}
 	if run != nil {
 		if err := netns.WriteJSON(filepath.Join(out, partFile), run); err != nil {
 			rerr = errors.Join(rerr, err)
@@ -191,7 +226,7 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 		}
 	}
 	run := merge(l, sc, parts)
-	run.Tunnels = l.tunnels()
+	run.Tunnels = l.tunnels(out)
 	run.WallTime = units.Time(time.Since(t0))
 	if opts.Progress != nil {
 		opts.Progress(run.Duration, sc.Duration)
@@ -362,9 +397,11 @@ func merge(l *lab, sc *scenario.Scenario, parts []*results.Run) *results.Run {
 	return run
 }
 
-// tunnels is what each machine measured of the machines its cut links lead to.
-func (l *lab) tunnels() []results.Tunnel {
-	var out []results.Tunnel
+// tunnels is what each machine measured of the machines its cut links lead to: at
+// the start, and the worst margin a later measurement of transit and offset asked for
+// with the start's jitter (out holds the agents' <machine>.clocks.json).
+func (l *lab) tunnels(out string) []results.Tunnel {
+	var tunnels []results.Tunnel
 	for mi, r := range l.ready {
 		for _, c := range r.Clocks {
 			least := units.Never
@@ -378,9 +415,23 @@ func (l *lab) tunnels() []results.Tunnel {
 			if least == units.Never {
 				continue
 			}
-			out = append(out, results.Tunnel{From: l.pl.Machines[mi].Name, To: c.Peer, Offset: units.Time(c.Offset),
-				Transit: units.Time(c.Transit), Jitter: units.Time(c.Jitter), MinDelay: least})
+			worst := c.Margin()
+			var during []ClockSample
+			if b, err := os.ReadFile(filepath.Join(out, r.Machine+"."+clocksFile)); err == nil && json.Unmarshal(b, &during) == nil {
+				// During the run the probes share the CPUs with the daemons: what they
+				// wait for is their own scheduling as much as the tunnel (measured: 6–9
+				// ms at p90 in one probe round of three). The least round trip and
+				// the offset taken from it are robust to that, so a drift shows; the
+				// jitter stays the one measured at the start.
+				for _, d := range during {
+					if d.Peer == c.Peer {
+						worst = max(worst, d.Transit+max(d.Offset, -d.Offset)+c.Jitter)
+					}
+				}
+			}
+			tunnels = append(tunnels, results.Tunnel{From: l.pl.Machines[mi].Name, To: c.Peer, Offset: units.Time(c.Offset),
+				Transit: units.Time(c.Transit), Jitter: units.Time(c.Jitter), MinDelay: least, WorstMargin: units.Time(worst)})
 		}
 	}
-	return out
+	return tunnels
 }
