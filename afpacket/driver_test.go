@@ -57,6 +57,24 @@ func vethPair(a, b string) error {
 			return err
 		}
 	}
+	// Frames sent before the kernel's link watcher has activated a device's queue are
+	// dropped; on a busy machine that work item runs late (seen: the first four frames
+	// of TestDriverForwardsAtDue lost). Wait until both ends are operationally up.
+	for _, n := range []string{a, b} {
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			l, err := netlink.LinkByName(n)
+			if err != nil {
+				return err
+			}
+			if l.Attrs().OperState == netlink.OperUp {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: still %v after 10s", n, l.Attrs().OperState)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	return nil
 }
 
