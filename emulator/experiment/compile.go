@@ -119,6 +119,9 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	if flag != "" {
 		sc.FileTimeScale = f.scale(opts.Backend)
 	}
+	if sc.Transport, err = scenario.TuningAt(tau); err != nil {
+		return nil, fmt.Errorf("%s: %w", x.Path, err)
+	}
 	if pt.Label != "" {
 		sc.Name += "/" + pt.Label
 	}

@@ -23,6 +23,7 @@ import (
 	"reef/emulator/scenario"
 	"reef/emulator/sim"
 	"reef/emulator/topo"
+	"reef/hostd/transport"
 	"reef/internal/testenv"
 	"reef/units"
 	"reef/wire"
@@ -106,7 +107,7 @@ func goodput(run *results.Run, sc *scenario.Scenario, i int) units.Rate {
 func TestRunSwiftDumbbell(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rsw", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	run := runOn(t, netns.Backend{}, p, sc)
 	g := goodput(run, sc, 0)
@@ -132,7 +133,7 @@ func TestSwiftSimVsNetns(t *testing.T) {
 	for _, n := range []int{1, 4} {
 		t.Run(fmt.Sprintf("flows=%d", n), func(t *testing.T) {
 			p := dumbbell(t, "rcmp", "100Mbps", n, "300KB")
-			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, TimeScale: tau, Duration: 3 * units.Second,
+			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, TimeScale: tau, Transport: tuningAt(t, tau), Duration: 3 * units.Second,
 				Warmup: units.Second, SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, n, n, tau)}
 			simRun := runOn(t, sim.Backend{}, p, sc)
 			nsRun := runOn(t, netns.Backend{}, p, sc)
@@ -325,7 +326,7 @@ func TestJumboOnNetns(t *testing.T) {
 	lab := labName("jmb")
 	doc := strings.Replace(fmt.Sprintf(dumbbellDoc, lab, "100Mbps", 1, "30KB"), "mtu: 1500", "mtu: 9000", 1)
 	p := planFrom(t, lab, doc)
-	sc := &scenario.Scenario{Name: "jumbo", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "jumbo", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	run := runOn(t, netns.Backend{}, p, sc)
 	for _, pr := range run.Ports {
@@ -343,4 +344,14 @@ func TestJumboOnNetns(t *testing.T) {
 	if g < 90*units.Mbps {
 		t.Errorf("goodput %v, want ≥ 90%% of 100 Mbit/s", g)
 	}
+}
+
+// tuningAt is the transport tuning a compiled experiment at time scale tau carries.
+func tuningAt(t testing.TB, tau float64) *transport.Tuning {
+	t.Helper()
+	tu, err := scenario.TuningAt(tau)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tu
 }

@@ -30,7 +30,7 @@ import (
 func TestStalledHostDegradesRun(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rst", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "stall", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "stall", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -177,7 +177,7 @@ func findProcess(want []byte) int {
 func TestKilledShardIsReported(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rkill", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "kill", Seed: 1, TimeScale: swiftTau, Duration: 3 * units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "kill", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: 3 * units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	out := t.TempDir()
 	killed := make(chan error, 1)
