@@ -131,7 +131,7 @@ type Comparison struct {
 // through its own τ, see InPaperUnits) when not.
 func Compare(a, b *Summary) *Comparison {
 	c := &Comparison{A: label(a), B: label(b), Units: EmulatorUnits,
-		TimeScaleA: a.timeScale(), TimeScaleB: b.timeScale(),
+		TimeScaleA: a.Scale().Tau(), TimeScaleB: b.Scale().Tau(),
 		FidelityA: a.Fidelity.Verdict, FidelityB: b.Fidelity.Verdict,
 		FidelityWhyA: DegradedWhy(a.Fidelity), FidelityWhyB: DegradedWhy(b.Fidelity)}
 	if c.TimeScaleA != c.TimeScaleB {
@@ -230,14 +230,6 @@ func label(s *Summary) string {
 	return fmt.Sprintf("%s (%s)", l, s.Backend)
 }
 
-// timeScale is the summary's τ, 1 when it has none (a summary written without one).
-func (s *Summary) timeScale() float64 {
-	if s.TimeScale <= 0 || math.IsNaN(s.TimeScale) || math.IsInf(s.TimeScale, 0) {
-		return 1
-	}
-	return s.TimeScale
-}
-
 // InPaperUnits returns a copy of s with every rate and time in the paper's units: rates
 // × τ and times ÷ τ, by s's own τ (TimeScale; 1 when it has none). A value with a
 // *_paper field takes it; one without (PacketDelayUS, LineRateBps, PauseUS, the
@@ -247,12 +239,11 @@ func (s *Summary) timeScale() float64 {
 // evaluated with (emulator units), and it shares s's maps and expectation slices, so
 // neither should be changed.
 func (s *Summary) InPaperUnits() *Summary {
-	tau := s.timeScale()
+	sc := s.Scale()
 	c := *s
 	c.in, c.env, c.hostRTT = nil, nil, nil
 	c.TimeScale = 1
-	t := func(us float64) float64 { return us / tau }
-	r := func(bps float64) float64 { return bps * tau }
+	t, r := sc.PaperTime, sc.PaperRate
 	rate := func(bps float64, paper *float64) float64 {
 		if paper != nil {
 			return *paper
@@ -273,7 +264,7 @@ func (s *Summary) InPaperUnits() *Summary {
 			q := *paper
 			return &q
 		}
-		return p.scaled(1 / tau)
+		return p.scaled(1 / sc.Tau())
 	}
 	c.DurationUS, c.WindowUS = t(s.DurationUS), [2]float64{t(s.WindowUS[0]), t(s.WindowUS[1])}
 	c.Flows = make([]Flow, len(s.Flows))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"reef/emulator/expect"
+	"reef/units"
 )
 
 var funcs = template.FuncMap{
@@ -50,9 +51,9 @@ var funcs = template.FuncMap{
 		l := expect.Result{Vars: v}.Label()
 		return strings.TrimSuffix(strings.TrimPrefix(l, " ["), "]")
 	},
-	"paperUS":  func(tau, us float64) float64 { return us / tau },
-	"paperBps": func(tau, bps float64) float64 { return bps * tau },
-	"scaled":   func(tau float64) bool { return tau > 0 && tau != 1 },
+	"paperUS":  func(tau, us float64) float64 { return units.TimeScale(tau).PaperTime(us) },
+	"paperBps": func(tau, bps float64) float64 { return units.TimeScale(tau).PaperRate(bps) },
+	"scaled":   func(tau float64) bool { return units.TimeScale(tau).Scaled() },
 	"inc":      func(i int) int { return i + 1 },
 }
 

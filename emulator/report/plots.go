@@ -205,7 +205,7 @@ func plotFlows(run *results.Run) (idx []int, note string) {
 // with the paper's time when scaled.
 func (s *Summary) timeAxis(p *plot.Plot) {
 	label := "time ({unit})"
-	if s.TimeScale > 0 && s.TimeScale != 1 {
+	if s.Scale().Scaled() {
 		label = fmt.Sprintf("emulator time ({unit}); paper time = t / %g", s.TimeScale)
 	}
 	setAxis(&p.X, label, durationUnits)

@@ -422,28 +422,32 @@ func SummarizeInput(in *Input) (*Summary, error) {
 	return s, nil
 }
 
+// Scale is the run's time scale: the one view of its results in paper units, which
+// the *_paper fields, InPaperUnits, the plots and the HTML report all read.
+func (s *Summary) Scale() units.TimeScale { return units.TimeScale(s.TimeScale) }
+
 // paperTime returns emulator µs in paper µs (nil when there is no time scale).
 func (s *Summary) paperTime(us float64) *float64 {
-	if s.TimeScale <= 0 || s.TimeScale == 1 {
+	if !s.Scale().Scaled() {
 		return nil
 	}
-	v := us / s.TimeScale
+	v := s.Scale().PaperTime(us)
 	return &v
 }
 
 func (s *Summary) paperRate(bps float64) *float64 {
-	if s.TimeScale <= 0 || s.TimeScale == 1 {
+	if !s.Scale().Scaled() {
 		return nil
 	}
-	v := bps * s.TimeScale
+	v := s.Scale().PaperRate(bps)
 	return &v
 }
 
 func (s *Summary) paperPct(p *Pct) *Pct {
-	if s.TimeScale <= 0 || s.TimeScale == 1 {
+	if !s.Scale().Scaled() {
 		return nil
 	}
-	return p.scaled(1 / s.TimeScale)
+	return p.scaled(1 / s.Scale().Tau())
 }
 
 func ptr(v float64) *float64 { return &v }
