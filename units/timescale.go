@@ -20,6 +20,13 @@ func (s TimeScale) Tau() float64 {
 // Scaled reports whether paper and emulator units differ (τ ≠ 1).
 func (s TimeScale) Scaled() bool { return s.Tau() != 1 }
 
+// Time applies τ to a paper time: the emulator time, × τ to the nanosecond. With Rate
+// it is the one way an experiment's times and rates are scaled when it is compiled.
+func (s TimeScale) Time(paper Time) Time { return paper.Scale(s.Tau()) }
+
+// Rate applies τ to a paper rate: the emulator rate, ÷ τ to the bit/s.
+func (s TimeScale) Rate(paper Rate) Rate { return Rate(math.Round(float64(paper) / s.Tau())) }
+
 // PaperTime is an emulator time (in any unit) in paper time: ÷ τ.
 func (s TimeScale) PaperTime(emu float64) float64 { return emu / s.Tau() }
 
