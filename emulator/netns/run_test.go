@@ -15,10 +15,10 @@ import (
 	"reef/cc"
 	_ "reef/cc/all"
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/metrics"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
-	"reef/emulator/report"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/emulator/sim"
@@ -125,7 +125,7 @@ func TestRunSwiftDumbbell(t *testing.T) {
 // runs on sim and on netns, one flow and four on a dumbbell that is 1 Gbit/s with 2 µs
 // links in paper units, run at time scale 10 (100 Mbit/s, 20 µs). Goodput must agree
 // within 5 %, per flow and in total, and the bottleneck's mean per-packet queueing
-// delay within 10 %, when the run's fidelity verdict is ok (see report.Fidelity);
+// delay within 10 %, when the run's fidelity verdict is ok (see analysis.Fidelity);
 // otherwise the test says why and skips.
 func TestSwiftSimVsNetns(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -176,9 +176,9 @@ func TestSwiftSimVsNetns(t *testing.T) {
 }
 
 // summarize is the run's summary.json, as reef run would write it.
-func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run) *report.Summary {
+func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run) *analysis.Summary {
 	t.Helper()
-	s, err := report.Summarize(p, sc, run, nil)
+	s, err := analysis.Summarize(p, sc, run, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +186,8 @@ func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.R
 }
 
 // meanQueueDelay is the mean queueing delay the packets departing a port in the
-// measurement window met (report.Queue.PacketDelayUS).
-func meanQueueDelay(t testing.TB, s *report.Summary, port string) units.Time {
+// measurement window met (analysis.Queue.PacketDelayUS).
+func meanQueueDelay(t testing.TB, s *analysis.Summary, port string) units.Time {
 	t.Helper()
 	for _, q := range s.Queues {
 		if q.Name == port {
@@ -199,10 +199,10 @@ func meanQueueDelay(t testing.TB, s *report.Summary, port string) units.Time {
 }
 
 // keptUp reports whether the emulator kept the computed schedule in a run: the
-// summary's fidelity verdict (see report.Fidelity). It returns the reason when not.
-func keptUp(s *report.Summary) (bool, string) {
+// summary's fidelity verdict (see analysis.Fidelity). It returns the reason when not.
+func keptUp(s *analysis.Summary) (bool, string) {
 	if f := s.Fidelity; f.Verdict != "ok" {
-		return false, fmt.Sprintf("fidelity %s: %s", f.Verdict, report.DegradedWhy(f))
+		return false, fmt.Sprintf("fidelity %s: %s", f.Verdict, analysis.DegradedWhy(f))
 	}
 	return true, ""
 }

@@ -1,9 +1,12 @@
-// Package report turns one run's raw results (emulator/results) into what a person reads:
-// summary.json, the plots (PNG and SVG) and a self-contained report.html; and a sweep's
-// runs into one combined report with sweep plots and the checks that compare runs. It
-// sits at the end of the flow: the runner calls Summarize and WriteRun after each run and
-// WriteSweep after the last; `reef report` re-renders a run directory from its raw
-// results (LoadRun) and `reef compare` reads two runs or two experiments' results (ReadResults).
+// Package analysis turns one run's raw results (emulator/results) into its Summary:
+// per-flow, per-group and per-queue figures over the measurement window, the fidelity
+// verdict, the expectations' results and the paper-unit view (Summary.Scale,
+// InPaperUnits); and a sweep's runs into sweep.json with the checks that compare runs.
+// It owns the files of a run directory that hold data (summary.json, input.json,
+// results.json, the CSV series, sweep.json). It sits at the end of the flow, before
+// emulator/comparison (which reads summaries) and emulator/render (which draws them):
+// the runner calls Summarize after each run, `reef report` recomputes a summary from a
+// run directory (LoadRun, SummarizeInput).
 //
 // # Units
 //
@@ -37,7 +40,7 @@
 // afpacket.ArrivalClocked); what a stalled sender still loses to flows that kept
 // sending meanwhile shows in few frames, so the verdict judges all three. On the sim
 // all are zero.
-package report
+package analysis
 
 import (
 	"encoding/json"
@@ -426,8 +429,81 @@ func SummarizeInput(in *Input) (*Summary, error) {
 // the *_paper fields, InPaperUnits, the plots and the HTML report all read.
 func (s *Summary) Scale() units.TimeScale { return units.TimeScale(s.TimeScale) }
 
-// paperTime returns emulator µs in paper µs (nil when there is no time scale).
-func (s *Summary) paperTime(us float64) *float64 {
+// InPaperUnits returns a copy of s with every rate and time in the paper's units: rates
+// × τ and times ÷ τ, by s's own τ (TimeScale; 1 when it has none). A value with a
+// *_paper field takes it; one without (PacketDelayUS, LineRateBps, PauseUS, the
+// fidelity times, …) is derived from the emulator field. Sizes, utilisation, drops,
+// marks, share ratios and slowdowns are unit-free and stay as they are. The copy has
+// TimeScale 1 and no *_paper fields; its expectation results keep the values they were
+// evaluated with (emulator units), and it shares s's maps and expectation slices, so
+// neither should be changed.
+func (s *Summary) InPaperUnits() *Summary {
+	sc := s.Scale()
+	c := *s
+	c.in, c.env, c.hostRTT = nil, nil, nil
+	c.TimeScale = 1
+	t, r := sc.PaperTime, sc.PaperRate
+	rate := func(bps float64, paper *float64) float64 {
+		if paper != nil {
+			return *paper
+		}
+		return r(bps)
+	}
+	optTime := func(us, paper *float64) *float64 {
+		switch {
+		case paper != nil:
+			return ptr(*paper)
+		case us != nil:
+			return ptr(t(*us))
+		}
+		return nil
+	}
+	pctTime := func(p, paper *Pct) *Pct {
+		if paper != nil {
+			q := *paper
+			return &q
+		}
+		return p.scaled(1 / sc.Tau())
+	}
+	c.DurationUS, c.WindowUS = t(s.DurationUS), [2]float64{t(s.WindowUS[0]), t(s.WindowUS[1])}
+	c.Flows = make([]Flow, len(s.Flows))
+	for i, f := range s.Flows {
+		f.GoodputBps, f.FairShareBps = rate(f.GoodputBps, f.GoodputBpsPaper), rate(f.FairShareBps, f.FairShareBpsPaper)
+		f.FairShareWireBps, f.LineRateBps = r(f.FairShareWireBps), r(f.LineRateBps)
+		f.StartUS = t(f.StartUS)
+		f.RTTUS = pctTime(f.RTTUS, f.RTTUSPaper)
+		f.FCTUS, f.IdealFCTUS = optTime(f.FCTUS, f.FCTUSPaper), optTime(f.IdealFCTUS, nil)
+		f.GoodputBpsPaper, f.FairShareBpsPaper, f.RTTUSPaper, f.FCTUSPaper = nil, nil, nil, nil
+		c.Flows[i] = f
+	}
+	c.Groups = make([]Group, len(s.Groups))
+	for i, g := range s.Groups {
+		g.GoodputBps, g.FairShareBps = rate(g.GoodputBps, g.GoodputBpsPaper), r(g.FairShareBps)
+		g.RTTUS, g.FCTUS = pctTime(g.RTTUS, g.RTTUSPaper), pctTime(g.FCTUS, g.FCTUSPaper)
+		g.GoodputBpsPaper, g.RTTUSPaper, g.FCTUSPaper = nil, nil, nil
+		c.Groups[i] = g
+	}
+	c.FCTBuckets = make([]Bucket, len(s.FCTBuckets))
+	for i, b := range s.FCTBuckets {
+		b.FCTUS = pctTime(b.FCTUS, nil)
+		c.FCTBuckets[i] = b
+	}
+	c.Queues = make([]Queue, len(s.Queues))
+	for i, q := range s.Queues {
+		q.RateBps = r(q.RateBps)
+		q.QueueDelayUS = pctTime(q.QueueDelayUS, q.QueueDelayUSPaper)
+		q.PacketDelayUS, q.PauseUS = t(q.PacketDelayUS), t(q.PauseUS)
+		q.QueueDelayUSPaper = nil
+		c.Queues[i] = q
+	}
+	f := &c.Fidelity
+	f.SkewP99US, f.SkewMaxUS = t(f.SkewP99US), t(f.SkewMaxUS)
+	f.LatenessP50US, f.LatenessP99US, f.LatenessMaxUS = t(f.LatenessP50US), t(f.LatenessP99US), t(f.LatenessMaxUS)
+	return &c
+}
+
+// PaperTime returns emulator µs in paper µs (nil when there is no time scale).
+func (s *Summary) PaperTime(us float64) *float64 {
 	if !s.Scale().Scaled() {
 		return nil
 	}
@@ -435,7 +511,8 @@ func (s *Summary) paperTime(us float64) *float64 {
 	return &v
 }
 
-func (s *Summary) paperRate(bps float64) *float64 {
+// PaperRate returns an emulator rate in the paper's (nil when there is no time scale).
+func (s *Summary) PaperRate(bps float64) *float64 {
 	if !s.Scale().Scaled() {
 		return nil
 	}
@@ -443,7 +520,9 @@ func (s *Summary) paperRate(bps float64) *float64 {
 	return &v
 }
 
-func (s *Summary) paperPct(p *Pct) *Pct {
+// PaperPct returns emulator-µs percentiles in paper µs (nil when there is no time
+// scale).
+func (s *Summary) PaperPct(p *Pct) *Pct {
 	if !s.Scale().Scaled() {
 		return nil
 	}
@@ -671,10 +750,10 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			pt.Share = shareAt(i, pt.T) * eff
 			ef.Series = append(ef.Series, pt)
 		}
-		fl.GoodputBpsPaper, fl.FairShareBpsPaper = s.paperRate(fl.GoodputBps), s.paperRate(fl.FairShareBps)
-		fl.RTTUSPaper = s.paperPct(fl.RTTUS)
+		fl.GoodputBpsPaper, fl.FairShareBpsPaper = s.PaperRate(fl.GoodputBps), s.PaperRate(fl.FairShareBps)
+		fl.RTTUSPaper = s.PaperPct(fl.RTTUS)
 		if fl.FCTUS != nil {
-			fl.FCTUSPaper = s.paperTime(*fl.FCTUS)
+			fl.FCTUSPaper = s.PaperTime(*fl.FCTUS)
 		}
 		s.Flows = append(s.Flows, fl)
 		env.Flows = append(env.Flows, ef)
@@ -766,7 +845,7 @@ func (s *Summary) groups(env *expect.Env) {
 			g.Jain = ptr(jn)
 		}
 		g.RTTUS, g.FCTUS, g.Slowdown = pct(rtt, 1e-3), pct(fct, 1), pct(slow, 1)
-		g.GoodputBpsPaper, g.RTTUSPaper, g.FCTUSPaper = s.paperRate(g.GoodputBps), s.paperPct(g.RTTUS), s.paperPct(g.FCTUS)
+		g.GoodputBpsPaper, g.RTTUSPaper, g.FCTUSPaper = s.PaperRate(g.GoodputBps), s.PaperPct(g.RTTUS), s.PaperPct(g.FCTUS)
 	}
 	for _, b := range metrics.DefaultBuckets() {
 		var fct, slow []float64
@@ -857,22 +936,22 @@ func (s *Summary) queues(env *expect.Env, from, to units.Time) {
 			q.Utilisation = float64(pt.TxBytes) * 8e9 / (float64(pt.Rate) * float64(s.in.Run.Duration))
 		}
 		q.QueueDelayUS, q.QueueBytes = pct(delays, 1e-3), pct(qbytes, 1)
-		q.QueueDelayUSPaper = s.paperPct(q.QueueDelayUS)
+		q.QueueDelayUSPaper = s.PaperPct(q.QueueDelayUS)
 		ep.Utilisation, ep.Drops, ep.Marks = q.Utilisation, q.Drops, q.Marks
 		s.Queues = append(s.Queues, q)
 		env.Ports = append(env.Ports, ep)
 	}
 }
 
-// unknownMTU is the MTU assumed for a port whose MTU is not known.
-const unknownMTU = 1500
+// UnknownMTU is the MTU assumed for a port whose MTU is not known.
+const UnknownMTU = 1500
 
-// portMTU is the MTU of a switch port from the plan (unknownMTU if unknown).
+// portMTU is the MTU of a switch port from the plan (UnknownMTU if unknown).
 func portMTU(p *plan.Plan, sw string, port int) int {
 	if s, ok := p.SwitchByName(sw); ok && port >= 0 && port < len(s.Config.Ports) && s.Config.Ports[port].MTU > 0 {
 		return s.Config.Ports[port].MTU
 	}
-	return unknownMTU
+	return UnknownMTU
 }
 
 func (s *Summary) fidelity() {
@@ -969,3 +1048,38 @@ func attempts(n int) int {
 
 // Env is the summary's metric environment (for evaluating checks across a sweep).
 func (s *Summary) Env() *expect.Env { return s.env }
+
+// Input is what the summary was computed from (nil for one read from summary.json).
+func (s *Summary) Input() *Input { return s.in }
+
+// DegradedWhy says what made a run with this fidelity degraded ("" when it is not).
+func DegradedWhy(f Fidelity) string {
+	if f.Verdict != "degraded" {
+		return ""
+	}
+	var why []string
+	if f.SkewRatio > 1 {
+		at := ""
+		if f.WorstPort != "" {
+			at = " at " + f.WorstPort
+		}
+		why = append(why, fmt.Sprintf("p99 schedule skew %.3g× what it may be%s", f.SkewRatio, at))
+	}
+	if f.LateRatio > 1 {
+		at := ""
+		if f.LatePort != "" {
+			at = " at " + f.LatePort
+		}
+		why = append(why, fmt.Sprintf("p99 release lateness %.3g× what it may be%s", f.LateRatio, at))
+	}
+	if f.StallFraction > MaxStallFraction {
+		why = append(why, fmt.Sprintf("%s's daemon stalled for %.1f%% of the run", f.StallHost, 100*f.StallFraction))
+	}
+	if f.StaleTimers > 0 {
+		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
+	}
+	if f.Tunnel != "" {
+		why = append(why, "the tunnel "+f.Tunnel+" (transit, clock offset and jitter against the cut links' delay)")
+	}
+	return strings.Join(why, "; ")
+}
