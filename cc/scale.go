@@ -19,7 +19,7 @@ func ScaleParams(p Params, tau float64) error {
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("cc: ScaleParams needs a pointer to a struct, got %T", p)
 	}
-	scaleValue(v.Elem(), tau)
+	scaleValue(v.Elem(), units.TimeScale(tau))
 	return nil
 }
 
@@ -28,19 +28,19 @@ var (
 	rateType = reflect.TypeFor[units.Rate]()
 )
 
-func scaleValue(v reflect.Value, tau float64) {
+func scaleValue(v reflect.Value, ts units.TimeScale) {
 	switch {
 	case v.Type() == timeType:
 		t := units.Time(v.Int())
 		if t != units.Never {
-			v.SetInt(int64(t.Scale(tau)))
+			v.SetInt(int64(ts.Time(t)))
 		}
 	case v.Type() == rateType:
-		v.SetInt(int64(float64(v.Int())/tau + 0.5))
+		v.SetInt(int64(ts.Rate(units.Rate(v.Int()))))
 	case v.Kind() == reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				scaleValue(v.Field(i), tau)
+				scaleValue(v.Field(i), ts)
 			}
 		}
 	}

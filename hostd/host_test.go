@@ -98,14 +98,14 @@ func TestLossEveryTenthPacket(t *testing.T) {
 	run(t, n, units.Second)
 	wantDelivered(t, "lossy path still delivers every byte exactly once", h1, size)
 	fs := h0.FlowStats()[0]
-	lost := n.Drops + n.Overflow
-	if fs.Retransmits < lost || n.Drops == 0 || n.Overflow == 0 {
-		t.Errorf("%d dropped + %d overflowed, %d retransmits: every loss needs a retransmission", n.Drops, n.Overflow, fs.Retransmits)
+	lost := n.Drops + n.Overflow()
+	if fs.Retransmits < lost || n.Drops == 0 || n.Overflow() == 0 {
+		t.Errorf("%d dropped + %d overflowed, %d retransmits: every loss needs a retransmission", n.Drops, n.Overflow(), fs.Retransmits)
 	}
 	if alg.LostBytes == 0 {
 		t.Errorf("RACK declared nothing lost; the algorithm must hear of losses")
 	}
-	t.Logf("drops %d overflow %d retx %d spurious %d timeouts %d fct %v", n.Drops, n.Overflow, fs.Retransmits, fs.Spurious, fs.Timeouts, fs.FCT)
+	t.Logf("drops %d overflow %d retx %d spurious %d timeouts %d fct %v", n.Drops, n.Overflow(), fs.Retransmits, fs.Spurious, fs.Timeouts, fs.FCT)
 }
 
 func TestReorderingWithoutLossRetransmitsNothing(t *testing.T) {
@@ -445,7 +445,7 @@ func TestStressLossReorderManyFlows(t *testing.T) {
 		if done != len(sizes) {
 			t.Errorf("seed %d: %d of %d flows completed", seed, done, len(sizes))
 		}
-		t.Logf("seed %d: %d drops, %d overflows", seed, n.Drops, n.Overflow)
+		t.Logf("seed %d: %d drops, %d overflows", seed, n.Drops, n.Overflow())
 	}
 }
 

@@ -38,20 +38,25 @@ func (s *seenINT) OnFeedback(now units.Time, fb *cc.Feedback) {
 // the INT path keeps the MPD signal, and its ACKs report HasMPD even while MPD is 0.
 func TestBrownfieldFallbackPerPath(t *testing.T) {
 	const delay = 100 * units.Microsecond
-	net := hosttest.New(hosttest.Config{Delay: delay, MPDUnit: units.Time(256).Scale(tau)})
+	// Two paths that share nothing, each a sender and a receiver on its own real
+	// switch: path 0's switch stamps MPD, path 1's is a legacy one (INT off). Both
+	// hosts of both paths know the MPD unit.
+	unit := units.Time(256).Scale(tau)
+	nets := [2]*hosttest.Net{
+		hosttest.New(hosttest.Config{Delay: delay, MPDUnit: unit}),
+		hosttest.New(hosttest.Config{Delay: delay}),
+	}
 	nic := 10 * units.Gbps
 	var rx [2]int
 	var flows [2]*seenINT
 	var tx [2]*hostd.Host
-	for i := range 2 {
-		_, h, err := net.AddHost(nic, hosttest.Port{Rate: nic}, hostd.Options{})
+	for i, net := range nets {
+		_, h, err := net.AddHost(nic, hosttest.Port{Rate: nic}, hostd.Options{MPDUnit: unit})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tx[i] = h
-	}
-	for i, noINT := range []bool{false, true} { // rx[0] behind an INT port, rx[1] not
-		r, _, err := net.AddHost(nic, hosttest.Port{Rate: units.Gbps, Buffer: 4 * units.Megabyte, NoMPD: noINT}, hostd.Options{})
+		r, _, err := net.AddHost(nic, hosttest.Port{Rate: units.Gbps, Buffer: 4 * units.Megabyte}, hostd.Options{MPDUnit: unit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,8 +80,10 @@ func TestBrownfieldFallbackPerPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := net.Run(200 * units.Millisecond); err != nil {
-		t.Fatal(err)
+	for _, net := range nets {
+		if err := net.Run(200 * units.Millisecond); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var before [2]units.Bytes
 	for i, h := range tx {
@@ -87,8 +94,10 @@ func TestBrownfieldFallbackPerPath(t *testing.T) {
 	var sum [2]units.Time
 	var k int
 	for at := 200*units.Millisecond + 100*units.Microsecond; at <= 400*units.Millisecond; at += 100 * units.Microsecond {
-		if err := net.Run(at); err != nil {
-			t.Fatal(err)
+		for _, net := range nets {
+			if err := net.Run(at); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for i, h := range tx {
 			env := h.FlowEnv(0)

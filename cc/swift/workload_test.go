@@ -72,7 +72,7 @@ func TestPoissonWorkloadCompletes(t *testing.T) {
 		t.Fatalf("%d of %d flows completed", done, len(flows))
 	}
 	slices.Sort(slow)
-	t.Logf("%d flows, slowdown p50 %.2f p99 %.2f, drops %d", len(flows), slow[len(slow)/2], slow[len(slow)*99/100], net.Overflow)
+	t.Logf("%d flows, slowdown p50 %.2f p99 %.2f, drops %d", len(flows), slow[len(slow)/2], slow[len(slow)*99/100], net.Overflow())
 	if slow[0] < 0.9 {
 		t.Errorf("slowdown %.2f < 1: the ideal FCT or the FCT is wrong", slow[0])
 	}
@@ -101,7 +101,7 @@ func TestIncastCompletes(t *testing.T) {
 		}
 	}
 	// 16 × 64KB (+ headers) at 1Gbps ≈ 8.8ms.
-	t.Logf("incast: %d done, last at %v, max backlog %dB, drops %d", done, last, net.MaxBacklog(0), net.Overflow)
+	t.Logf("incast: %d done, last at %v, max backlog %dB, drops %d", done, last, net.MaxBacklog(0), net.Overflow())
 	if done != 16 {
 		t.Fatalf("%d of 16 incast flows completed", done)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reef/emulator/analysis"
 	"reef/emulator/calibrate"
-	"reef/emulator/report"
 	"reef/emulator/runner"
 )
 
@@ -77,7 +77,7 @@ func calibrateRun(ctx context.Context, co *calibrateOptions) error {
 			return "", "", err
 		}
 		f := out.Summaries[0].Fidelity
-		return f.Verdict, report.DegradedWhy(f), nil
+		return f.Verdict, analysis.DegradedWhy(f), nil
 	}
 	fmt.Printf("%-9s %5s %12s  %s\n", "topology", "mtu", "link rate", "fidelity")
 	limits, err := calibrate.Measure(ctx, co.mtus, run, func(topo string, mtu int, t calibrate.Trial) {

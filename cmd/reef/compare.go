@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reef/emulator/report"
+	"reef/emulator/comparison"
 )
 
 func init() { commands = append(commands, compareCmd) }
@@ -85,8 +85,8 @@ func parseFraction(flag, s string) (float64, error) {
 }
 
 // limits reads --max-goodput-diff and --max-queue-delay-diff.
-func (co *compareOptions) limits() (report.Limits, error) {
-	var l report.Limits
+func (co *compareOptions) limits() (comparison.Limits, error) {
+	var l comparison.Limits
 	for _, f := range []struct {
 		name, val string
 		dst       **float64
@@ -108,18 +108,18 @@ func compareRun(cmd *cobra.Command, co *compareOptions, a, b string) error {
 	if err != nil {
 		return err
 	}
-	ra, err := report.ReadResults(a)
+	ra, err := comparison.ReadResults(a)
 	if err != nil {
 		return fmt.Errorf("compare: A: %w", err)
 	}
-	rb, err := report.ReadResults(b)
+	rb, err := comparison.ReadResults(b)
 	if err != nil {
 		return fmt.Errorf("compare: B: %w", err)
 	}
 	if !ra.Experiment && !rb.Experiment {
-		return compareOne(cmd, co, l, report.Compare(ra.Points[0].Summary, rb.Points[0].Summary))
+		return compareOne(cmd, co, l, comparison.Compare(ra.Points[0].Summary, rb.Points[0].Summary))
 	}
-	sc, err := report.CompareSweeps(ra, rb, l)
+	sc, err := comparison.CompareSweeps(ra, rb, l)
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
@@ -142,7 +142,7 @@ func compareRun(cmd *cobra.Command, co *compareOptions, a, b string) error {
 }
 
 // countPoints is the number of compared points of sc that exceed a limit.
-func countPoints(sc *report.SweepComparison) int {
+func countPoints(sc *comparison.SweepComparison) int {
 	n := 0
 	for _, p := range sc.Points {
 		if len(p.Exceeded) > 0 {
@@ -163,7 +163,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // compareOne prints the comparison of two runs and checks it against l, saying on
 // stderr how close each limited difference came.
-func compareOne(cmd *cobra.Command, co *compareOptions, l report.Limits, c *report.Comparison) error {
+func compareOne(cmd *cobra.Command, co *compareOptions, l comparison.Limits, c *comparison.Comparison) error {
 	w := cmd.OutOrStdout()
 	if co.json {
 		if err := writeJSON(w, c); err != nil {
@@ -180,7 +180,7 @@ func compareOne(cmd *cobra.Command, co *compareOptions, l report.Limits, c *repo
 	if l.QueueDelay != nil {
 		if d, port := c.MaxQueueDelayDiff(); port == "" {
 			fmt.Fprintf(ew, "no port was at least %.0f%% busy in run A with a packet (an MTU) queued on average in one run: no queue delay to compare\n",
-				report.BusyQueueUtilisation*100)
+				comparison.BusyQueueUtilisation*100)
 		} else {
 			fmt.Fprintf(ew, "largest mean queue delay difference at a busy port: %.1f%% (port %s); limit %.1f%%\n", d*100, port, *l.QueueDelay*100)
 		}

@@ -8,16 +8,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"reef/emulator/report"
+	"reef/emulator/analysis"
 )
 
 // writeSummary writes a summary.json with one long-lived flow and one busy port.
 func writeSummary(t *testing.T, dir string, goodput, qdelay float64) string {
 	t.Helper()
-	s := report.Summary{Experiment: "x", Run: "x", Backend: "sim",
-		Flows: []report.Flow{{Name: "f1", Group: "g", GoodputBps: goodput, RTTUS: &report.Pct{Count: 1, P50: 10, P99: 20}}},
-		Queues: []report.Queue{{Name: "s1:p1", Utilisation: 0.9, QueueDelayUS: &report.Pct{Count: 1, Mean: qdelay, P50: qdelay, P99: qdelay},
-			QueueBytes: &report.Pct{Count: 1, Mean: 100 * qdelay, P50: 100 * qdelay, P99: 100 * qdelay}}},
+	s := analysis.Summary{Experiment: "x", Run: "x", Backend: "sim",
+		Flows: []analysis.Flow{{Name: "f1", Group: "g", GoodputBps: goodput, RTTUS: &analysis.Pct{Count: 1, P50: 10, P99: 20}}},
+		Queues: []analysis.Queue{{Name: "s1:p1", Utilisation: 0.9, QueueDelayUS: &analysis.Pct{Count: 1, Mean: qdelay, P50: qdelay, P99: qdelay},
+			QueueBytes: &analysis.Pct{Count: 1, Mean: 100 * qdelay, P50: 100 * qdelay, P99: 100 * qdelay}}},
 	}
 	b, err := json.Marshal(&s)
 	if err != nil {
@@ -26,7 +26,7 @@ func writeSummary(t *testing.T, dir string, goodput, qdelay float64) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, report.SummaryFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, analysis.SummaryFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reef/emulator/report"
+	"reef/emulator/render"
 )
 
 func init() { commands = append(commands, reportCmd) }
@@ -34,7 +34,7 @@ re-check a run's expectations.`,
 }
 
 func reportRun(cmd *cobra.Command, dir string, check bool) error {
-	pass, err := report.RenderDir(dir)
+	pass, err := render.RenderDir(dir)
 	if err != nil {
 		return err
 	}

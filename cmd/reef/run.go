@@ -14,9 +14,9 @@ import (
 
 	_ "reef/cc/all"
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/calibrate"
 	"reef/emulator/dashboard"
-	"reef/emulator/report"
 	"reef/emulator/runner"
 	_ "reef/emulator/sim/simbackend"
 	"reef/units"
@@ -274,7 +274,7 @@ func roundLeft(d time.Duration) time.Duration {
 	return d.Round(100 * time.Millisecond)
 }
 
-func (p *progress) Done(i int, s *report.Summary, err error) {
+func (p *progress) Done(i int, s *analysis.Summary, err error) {
 	p.line.clear()
 	k := p.find(i)
 	if k < 0 {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"reef/emulator/report"
+	"reef/emulator/analysis"
 	"reef/units"
 )
 
@@ -72,7 +72,7 @@ func TestRunTimeScaleFlags(t *testing.T) {
 				}
 				return
 			}
-			s, err := report.ReadSummary(filepath.Join(out, "run"))
+			s, err := analysis.ReadSummary(filepath.Join(out, "run"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestRunTimeScaleFlags(t *testing.T) {
 				t.Errorf("summary: time_scale %g, time_scale_flag %q, file_time_scale %g; want %g, %q, %g",
 					s.TimeScale, s.TimeScaleFlag, s.FileTimeScale, tc.tau, tc.flag, tc.fileScale)
 			}
-			in, err := report.LoadRun(filepath.Join(out, "run"))
+			in, err := analysis.LoadRun(filepath.Join(out, "run"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,9 +116,9 @@ func TestProgressShowsEveryRunUnderWay(t *testing.T) {
 		p.Start(1, 3, "b")
 		step(func() { p.UpdatePoint(1, 20*units.Millisecond, total) })
 		step(func() { p.UpdatePoint(0, 50*units.Millisecond, total) })
-		step(func() { p.Done(0, &report.Summary{Pass: false}, nil) })
+		step(func() { p.Done(0, &analysis.Summary{Pass: false}, nil) })
 		step(func() { p.UpdatePoint(1, total, total) })
-		step(func() { p.Done(1, &report.Summary{Pass: true}, nil) })
+		step(func() { p.Done(1, &analysis.Summary{Pass: true}, nil) })
 		p.finish()
 		if !tty {
 			want := "[1/3] a …\n[2/3] b …\n[1/3] a: FAIL in 3s (fidelity )\n[2/3] b: pass in 5s (fidelity )\n"

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/expect"
 	"reef/emulator/plan"
-	"reef/emulator/report"
 	"reef/emulator/results"
 	"reef/units"
 )
@@ -15,7 +15,7 @@ import (
 type Stepper interface {
 	Start(i, n int, label string)
 	Update(reached, total units.Time)
-	Done(i int, s *report.Summary, err error)
+	Done(i int, s *analysis.Summary, err error)
 }
 
 // Progress feeds a Feed from reef run's hooks (it implements runner.Progress and
@@ -64,7 +64,7 @@ func (p *Progress) Update(reached, total units.Time) {
 }
 
 // Done implements runner.Progress: the run's verdicts are decided.
-func (p *Progress) Done(i int, s *report.Summary, err error) {
+func (p *Progress) Done(i int, s *analysis.Summary, err error) {
 	switch {
 	case s != nil:
 		p.Feed.SetWindow(units.Time(s.WindowUS[0]*1e3), units.Time(s.WindowUS[1]*1e3))

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"reef/emulator/report"
+	"reef/emulator/analysis"
 	"reef/emulator/runner"
 	_ "reef/emulator/sim/simbackend"
 	"reef/units"
@@ -36,9 +36,9 @@ expectations:
 // recorder counts what reef run's terminal display would be told.
 type recorder struct{ starts, updates, dones int }
 
-func (r *recorder) Start(int, int, string)           { r.starts++ }
-func (r *recorder) Update(units.Time, units.Time)    { r.updates++ }
-func (r *recorder) Done(int, *report.Summary, error) { r.dones++ }
+func (r *recorder) Start(int, int, string)             { r.starts++ }
+func (r *recorder) Update(units.Time, units.Time)      { r.updates++ }
+func (r *recorder) Done(int, *analysis.Summary, error) { r.dones++ }
 
 // reef run --dashboard: the runner feeds each run's plan and live samples through
 // Progress, verdicts as runs finish, and still drives the terminal's display.

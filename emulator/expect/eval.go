@@ -448,15 +448,12 @@ func (c *evalCtx) scalar(n node) float64 {
 // scale: times × τ, rates ÷ τ, anything else unchanged.
 func (c *evalCtx) paper(n node) float64 {
 	v := c.scalar(n)
-	tau := c.cur.TimeScale
-	if tau <= 0 {
-		tau = 1
-	}
+	sc := units.TimeScale(c.cur.TimeScale)
 	switch c.dimOf(n) {
 	case DimTime:
-		return v * tau
+		return sc.EmulatorTime(v)
 	case DimRate:
-		return v / tau
+		return sc.EmulatorRate(v)
 	}
 	return v
 }

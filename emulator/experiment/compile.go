@@ -97,7 +97,10 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	t = t.Scale(tau)
+	// The time scale is applied here, once, through ts: from now on the run is in
+	// emulator units.
+	ts := units.TimeScale(tau)
+	t = t.Scale(ts)
 	p, err := plan.Build(t, plan.Options{Seed: seed})
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: topology: %w", x.Path, f.Topology.line, err)
@@ -107,7 +110,7 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	for _, h := range p.Hosts {
 		hosts[h.Config.Name] = true
 	}
-	scaleT := func(v units.Time) units.Time { return v.Scale(tau) }
+	scaleT := ts.Time
 	interval := f.SampleInterval
 	if interval == 0 {
 		interval = f.Duration / 200
@@ -118,6 +121,9 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 	}
 	if flag != "" {
 		sc.FileTimeScale = f.scale(opts.Backend)
+	}
+	if sc.Transport, err = scenario.TuningAt(tau); err != nil {
+		return nil, fmt.Errorf("%s: %w", x.Path, err)
 	}
 	if pt.Label != "" {
 		sc.Name += "/" + pt.Label
@@ -158,7 +164,7 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 		}
 	}
 	for i, w := range f.Workloads {
-		flows, err := x.expandWorkload(f, &w, p, t, tau, seed, &id)
+		flows, err := x.expandWorkload(f, &w, p, t, ts, seed, &id)
 		if err != nil {
 			for _, e := range splitErrors(err) {
 				if pe := (*paramsError)(nil); errors.As(e, &pe) {
@@ -180,7 +186,7 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 		e := scenario.Event{At: scaleT(ev.At), Link: li}
 		switch {
 		case ev.Rate > 0:
-			e.Kind, e.Rate = scenario.EventRate, units.Rate(float64(ev.Rate)/tau+0.5)
+			e.Kind, e.Rate = scenario.EventRate, ts.Rate(ev.Rate)
 		case ev.Down:
 			e.Kind = scenario.EventDown
 		case ev.Up:
@@ -189,7 +195,7 @@ func (x *Experiment) compile(pt *Point, opts CompileOptions) (*Run, error) {
 		sc.Events = append(sc.Events, e)
 	}
 	for _, se := range f.Switches {
-		if err := applyFeatures(p, sc, se, tau); err != nil {
+		if err := applyFeatures(p, sc, se, ts); err != nil {
 			errs.add(x.Path, se.Line, "switches.%s: %v", se.Pattern, err)
 		}
 	}
@@ -329,7 +335,7 @@ func matchEnd(e plan.Endpoint, s string) bool {
 }
 
 // applyFeatures sets the features of every switch whose name matches se.Pattern.
-func applyFeatures(p *plan.Plan, sc *scenario.Scenario, se SwitchEntry, tau float64) error {
+func applyFeatures(p *plan.Plan, sc *scenario.Scenario, se SwitchEntry, ts units.TimeScale) error {
 	matched := false
 	for i := range p.Switches {
 		cfg := &p.Switches[i].Config
@@ -346,11 +352,11 @@ func applyFeatures(p *plan.Plan, sc *scenario.Scenario, se SwitchEntry, tau floa
 			if cfg.INT.Mode == switchd.INTMPD && cfg.INT.MPDUnit == 0 {
 				cfg.INT.MPDUnit = topo.DefaultMPDUnit
 			}
-			cfg.INT.MPDUnit = cfg.INT.MPDUnit.Scale(tau)
+			cfg.INT.MPDUnit = ts.Time(cfg.INT.MPDUnit)
 		}
 		if ft.LB != nil {
 			cfg.LB = *ft.LB
-			cfg.LB.FlowletGap = cfg.LB.FlowletGap.Scale(tau)
+			cfg.LB.FlowletGap = ts.Time(cfg.LB.FlowletGap)
 		}
 		if ft.PFC != nil {
 			for j := range cfg.Ports {

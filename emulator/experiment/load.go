@@ -284,7 +284,7 @@ func decodeFile(path string, text []byte) (*File, error) {
 	}
 	f := new(File)
 	if body == nil {
-		return f, f.validate(path, text)
+		return f, f.validate(path, body)
 	}
 	decodeErrs, complete := yamlstrict.DecodeAll(body, func(n ast.Node) error {
 		*f = File{}
@@ -298,7 +298,7 @@ func decodeFile(path string, text []byte) (*File, error) {
 		out = append(out, e)
 	}
 	if complete {
-		for _, e := range splitErrors(f.validate(path, text)) {
+		for _, e := range splitErrors(f.validate(path, body)) {
 			if !bad[errLine(path, e)] {
 				out = append(out, e)
 			}

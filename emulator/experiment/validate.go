@@ -14,6 +14,7 @@ import (
 
 	"reef/cc"
 	"reef/emulator/expect"
+	"reef/emulator/internal/yamlpos"
 	"reef/emulator/internal/yamlstrict"
 	"reef/switchd"
 )
@@ -54,9 +55,8 @@ func (f *File) backendScale(backend string) (float64, bool) {
 
 // validate checks what can be checked without the topology; every problem is reported,
 // each with path:line.
-func (f *File) validate(file string, src []byte) error {
+func (f *File) validate(file string, body ast.Node) error {
 	var errs errList
-	lines := strings.Split(string(src), "\n")
 	if f.Name == "" {
 		errs.add(file, 1, "name: missing; want the experiment's name")
 	} else if strings.ContainsAny(f.Name, "/\\ ") {
@@ -66,21 +66,21 @@ func (f *File) validate(file string, src []byte) error {
 		errs.add(file, 1, "topology: missing; want {file: PATH} or an inline topology")
 	}
 	if f.TimeScale != nil && !(*f.TimeScale > 0) {
-		errs.add(file, lineOfKey(lines, "time_scale"), "time_scale: must be > 0, got %g", *f.TimeScale)
+		errs.add(file, keyLine(body, "time_scale"), "time_scale: must be > 0, got %g", *f.TimeScale)
 	}
 	for b, t := range f.BackendTimeScale {
 		if !(t > 0) {
-			errs.add(file, lineOfKey(lines, "backend_time_scale"), "backend_time_scale.%s: must be > 0, got %g", b, t)
+			errs.add(file, keyLine(body, "backend_time_scale", b), "backend_time_scale.%s: must be > 0, got %g", b, t)
 		}
 	}
 	if f.Duration <= 0 {
-		errs.add(file, lineOfKey(lines, "duration"), "duration: must be > 0, got %v", f.Duration)
+		errs.add(file, keyLine(body, "duration"), "duration: must be > 0, got %v", f.Duration)
 	}
 	if f.Warmup < 0 || (f.Duration > 0 && f.Warmup >= f.Duration) {
-		errs.add(file, lineOfKey(lines, "warmup"), "warmup: must be in [0, duration=%v), got %v", f.Duration, f.Warmup)
+		errs.add(file, keyLine(body, "warmup"), "warmup: must be in [0, duration=%v), got %v", f.Duration, f.Warmup)
 	}
 	if f.SampleInterval < 0 || (f.Duration > 0 && f.SampleInterval > f.Duration) {
-		errs.add(file, lineOfKey(lines, "sample_interval"), "sample_interval: must be in [0, duration], got %v", f.SampleInterval)
+		errs.add(file, keyLine(body, "sample_interval"), "sample_interval: must be in [0, duration], got %v", f.SampleInterval)
 	}
 	for _, e := range f.Switches {
 		if _, err := path.Match(e.Pattern, ""); err != nil {
@@ -142,7 +142,7 @@ func (f *File) validate(file string, src []byte) error {
 		if fl.Size < 0 {
 			errs.add(file, fl.line, "%s.size: must be ≥ 0, got %v", where, fl.Size)
 		}
-		f.checkParams(&errs, seen, file, lines, fl.line, where, fl.CC, fl.Params)
+		f.checkParams(&errs, seen, file, body, fl.line, where, fl.CC, fl.Params)
 	}
 	for i, w := range f.Workloads {
 		where := fmt.Sprintf("workloads[%d] (%s)", i, w.Kind)
@@ -177,7 +177,7 @@ func (f *File) validate(file string, src []byte) error {
 		if w.Start < 0 || (w.Stop != 0 && w.Stop <= w.Start) {
 			errs.add(file, w.line, "%s: want 0 ≤ start < stop, got start %v stop %v", where, w.Start, w.Stop)
 		}
-		f.checkParams(&errs, seen, file, lines, w.line, where, w.CC, w.Params)
+		f.checkParams(&errs, seen, file, body, w.line, where, w.CC, w.Params)
 	}
 	for i, ev := range f.Timeline {
 		n := 0
@@ -228,15 +228,15 @@ func (f *File) validate(file string, src []byte) error {
 // checkParams reports what is wrong with the parameters a flow or workload gets, each
 // problem once: one it inherits unchanged from defaults (no cc or params of its own) is
 // reported at the defaults line, once for the file, not at every flow.
-func (f *File) checkParams(errs *errList, seen map[string]bool, file string, lines []string, line int, where, name string, own Params) {
+func (f *File) checkParams(errs *errList, seen map[string]bool, file string, body ast.Node, line int, where, name string, own Params) {
 	_, err := f.params(name, own)
 	if err == nil {
 		return
 	}
 	if own.node == nil && f.Defaults.CC != "" && (name == "" || name == f.Defaults.CC) {
-		line, where = lineOfNestedKey(lines, "defaults", "cc"), "defaults"
+		line, where = keyLine(body, "defaults", "cc"), "defaults"
 		if f.Defaults.Params.node != nil {
-			line = lineOf(f.Defaults.Params.node) // where the values were written
+			line = yamlpos.Line(f.Defaults.Params.node) // where the values were written
 		}
 	}
 	for _, e := range splitErrors(err) {
@@ -269,31 +269,15 @@ func (e *layerError) Error() string {
 	return fmt.Sprintf("%s for %s (line %d): %s", e.layer, e.cc, e.line, e.msg)
 }
 
-// lineOfKey finds the line of a top-level key; validation errors about scalar fields use
-// it (the decoder keeps no positions for them).
-func lineOfKey(lines []string, key string) int {
-	for i, ln := range lines {
-		if strings.HasPrefix(ln, key+":") {
-			return i + 1
-		}
+// keyLine is the line of the key at path (top-level key, then nested keys): validation
+// errors about scalar fields use it (the decoder keeps no positions for them). A key
+// that is missing gives its parent's line, and a missing top-level key line 1.
+func keyLine(body ast.Node, path ...any) int {
+	line, _, found := yamlpos.Find(body, path)
+	if found == 0 || line == 0 {
+		return 1
 	}
-	return 1
-}
-
-// lineOfNestedKey finds the line of key inside the top-level mapping parent (block
-// style), else parent's own line.
-func lineOfNestedKey(lines []string, parent, key string) int {
-	start := lineOfKey(lines, parent)
-	for i := start; i < len(lines); i++ {
-		ln := lines[i]
-		if len(ln) > 0 && ln[0] != ' ' && ln[0] != '#' {
-			break
-		}
-		if strings.HasPrefix(strings.TrimSpace(ln), key+":") {
-			return i + 1
-		}
-	}
-	return start
+	return line
 }
 
 // ccName resolves a flow's algorithm (its own, else the defaults').
@@ -351,7 +335,7 @@ func (f *File) params(name string, own Params) (cc.Params, error) {
 			return yaml.NodeToValue(n, next, strict...)
 		})
 		for _, e := range layerErrs {
-			errs = append(errs, &layerError{line: lineOf(l.p.node), layer: l.what, cc: name, msg: stripPos(e)})
+			errs = append(errs, &layerError{line: yamlpos.Line(l.p.node), layer: l.what, cc: name, msg: stripPos(e)})
 		}
 		if !complete {
 			return nil, errors.Join(errs...)

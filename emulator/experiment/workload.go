@@ -23,7 +23,7 @@ const DefaultMaxFlows = 100000
 // expandWorkload turns a workload into flows (emulator units) with IDs after *id, using
 // hostd/workload's generators and a random source seeded by the run's seed and the
 // workload's position.
-func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.Topology, tau float64, seed uint64, id *uint32) ([]scenario.Flow, error) {
+func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.Topology, ts units.TimeScale, seed uint64, id *uint32) ([]scenario.Flow, error) {
 	idx := 0
 	for i := range f.Workloads {
 		if &f.Workloads[i] == w {
@@ -81,16 +81,16 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 	if err != nil {
 		return nil, err
 	}
-	start := w.Start.Scale(tau)
-	stop := w.Stop.Scale(tau)
+	start := ts.Time(w.Start)
+	stop := ts.Time(w.Stop)
 	if stop == 0 {
-		stop = f.Duration.Scale(tau)
+		stop = ts.Time(f.Duration)
 	}
 	var gen []workload.Flow
 	var rows []workload.TraceFlow // a trace's rows, one per flow of gen
 	switch w.Kind {
 	case WorkloadTrace:
-		gen, rows, err = x.trace(w, index, start, tau)
+		gen, rows, err = x.trace(w, index, start, ts)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +132,7 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		if len(srcs) == 0 || len(dsts) == 0 {
 			return nil, fmt.Errorf("want senders and a receiver (or receivers)")
 		}
-		period := w.Period.Scale(tau)
+		period := ts.Time(w.Period)
 		rounds := w.Rounds
 		if rounds == 0 {
 			rounds = 1
@@ -148,12 +148,12 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 					senders = append(senders, s)
 				}
 			}
-			gen = append(gen, workload.Incast(senders, dst, w.Size, start+units.Time(k)*period, 1, 0, w.Jitter.Scale(tau), r)...)
+			gen = append(gen, workload.Incast(senders, dst, w.Size, start+units.Time(k)*period, 1, 0, ts.Time(w.Jitter), r)...)
 		}
 	case WorkloadAllToAll:
 		rounds := max(w.Rounds, 1)
 		for k := 0; k < rounds; k++ {
-			for _, fl := range workload.AllPairs(len(hosts), w.Size, start+units.Time(k)*w.Period.Scale(tau)) {
+			for _, fl := range workload.AllPairs(len(hosts), w.Size, start+units.Time(k)*ts.Time(w.Period)) {
 				fl.Src, fl.Dst = hosts[fl.Src], hosts[fl.Dst]
 				gen = append(gen, fl)
 			}
@@ -167,7 +167,7 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		return nil, fmt.Errorf("generates %d flows, more than max_flows (%d); lower the load or duration, or raise max_flows", len(gen), limit)
 	}
 	name := f.ccName(w.CC)
-	raw, err := f.scaledParams(name, w.Params, tau)
+	raw, err := f.scaledParams(name, w.Params, ts.Tau())
 	if err != nil {
 		return nil, &paramsError{err}
 	}
@@ -179,7 +179,7 @@ func (x *Experiment) expandWorkload(f *File, w *Workload, p *plan.Plan, t *topo.
 		if _, done := params[r.CC]; r.CC == "" || done {
 			continue
 		}
-		if params[r.CC], err = f.scaledParams(r.CC, Params{}, tau); err != nil {
+		if params[r.CC], err = f.scaledParams(r.CC, Params{}, ts.Tau()); err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: cc: %w", w.Trace, r.Line, err))
 		}
 	}
@@ -235,7 +235,7 @@ func (x *Experiment) cdf(w *Workload) (*workload.CDF, error) {
 // flows in emulator units, starting at start, with the rows they came from. Every bad
 // row is reported: the file's own problems, then hosts the topology lacks and
 // priorities the fabric cannot carry, each as "file:line: field: …".
-func (x *Experiment) trace(w *Workload, hosts map[string]int, start units.Time, tau float64) ([]workload.Flow, []workload.TraceFlow, error) {
+func (x *Experiment) trace(w *Workload, hosts map[string]int, start units.Time, ts units.TimeScale) ([]workload.Flow, []workload.TraceFlow, error) {
 	p := w.Trace
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(filepath.Dir(x.Path), p)
@@ -264,7 +264,7 @@ func (x *Experiment) trace(w *Workload, hosts map[string]int, start units.Time, 
 		if r.Priority != 0 {
 			errs = append(errs, fmt.Errorf("%s:%d: priority: %d; reef's fabric has one traffic class, want 0 (or no priority column)", w.Trace, r.Line, r.Priority))
 		}
-		gen = append(gen, workload.Flow{Src: hosts[r.Src], Dst: hosts[r.Dst], Size: r.Size, Start: start + r.Start.Scale(tau)})
+		gen = append(gen, workload.Flow{Src: hosts[r.Src], Dst: hosts[r.Dst], Size: r.Size, Start: start + ts.Time(r.Start)})
 	}
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)

@@ -5,48 +5,29 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+
+	"reef/emulator/internal/yamlpos"
 )
 
 // strict are the decode options used everywhere: an unknown field is an error.
 var strict = []yaml.DecodeOption{yaml.Strict(), yaml.DisallowUnknownField()}
-
-func lineOf(n ast.Node) int {
-	if n == nil || n.GetToken() == nil {
-		return 0
-	}
-	return n.GetToken().Position.Line
-}
 
 // UnmarshalYAML keeps the parameter map for decoding once the algorithm is known.
 func (p *Params) UnmarshalYAML(n ast.Node) error {
 	if _, ok := n.(*ast.NullNode); ok {
 		return nil
 	}
-	if _, ok := unwrap(n).(*ast.MappingNode); !ok {
-		return fmt.Errorf("[%d:%d] params: want a mapping of parameter names to values", lineOf(n), n.GetToken().Position.Column)
+	if _, ok := yamlpos.Unwrap(n).(*ast.MappingNode); !ok {
+		return fmt.Errorf("[%d:%d] params: want a mapping of parameter names to values", yamlpos.Line(n), n.GetToken().Position.Column)
 	}
 	p.node = n
 	return nil
 }
 
-// unwrap looks through anchors and tags.
-func unwrap(n ast.Node) ast.Node {
-	for {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
-}
-
 // UnmarshalYAML accepts "path" or {file: path} or an inline topology.
 func (t *Topology) UnmarshalYAML(n ast.Node) error {
-	t.line = lineOf(n)
-	n = unwrap(n)
+	t.line = yamlpos.Line(n)
+	n = yamlpos.Unwrap(n)
 	if s, ok := n.(*ast.StringNode); ok {
 		t.File = s.Value
 		return nil
@@ -55,7 +36,7 @@ func (t *Topology) UnmarshalYAML(n ast.Node) error {
 	if !ok {
 		return fmt.Errorf("[%d:%d] topology: want a file name, {file: PATH} or an inline topology", t.line, n.GetToken().Position.Column)
 	}
-	if len(m.Values) == 1 && keyString(m.Values[0].Key) == "file" {
+	if len(m.Values) == 1 && yamlpos.Key(m.Values[0].Key) == "file" {
 		var s string
 		if err := yaml.NodeToValue(m.Values[0].Value, &s, strict...); err != nil {
 			return err
@@ -82,20 +63,20 @@ type SwitchEntry struct {
 
 // UnmarshalYAML decodes the mapping in order, each value strictly.
 func (s *SwitchMap) UnmarshalYAML(n ast.Node) error {
-	n = unwrap(n)
+	n = yamlpos.Unwrap(n)
 	if _, ok := n.(*ast.NullNode); ok {
 		return nil
 	}
 	m, ok := n.(*ast.MappingNode)
 	if !ok {
-		return fmt.Errorf("[%d:%d] switches: want a mapping of switch names or patterns to features", lineOf(n), n.GetToken().Position.Column)
+		return fmt.Errorf("[%d:%d] switches: want a mapping of switch names or patterns to features", yamlpos.Line(n), n.GetToken().Position.Column)
 	}
 	for _, kv := range m.Values {
 		var f SwitchFeatures
 		if err := yaml.NodeToValue(kv.Value, &f, strict...); err != nil {
 			return err
 		}
-		*s = append(*s, SwitchEntry{Pattern: keyString(kv.Key), Features: f, Line: lineOf(kv.Key)})
+		*s = append(*s, SwitchEntry{Pattern: yamlpos.Key(kv.Key), Features: f, Line: yamlpos.Line(kv.Key)})
 	}
 	return nil
 }
@@ -112,20 +93,20 @@ type SweepVar struct {
 
 // UnmarshalYAML decodes name: [values…] pairs in order.
 func (s *Sweep) UnmarshalYAML(n ast.Node) error {
-	n = unwrap(n)
+	n = yamlpos.Unwrap(n)
 	if _, ok := n.(*ast.NullNode); ok {
 		return nil
 	}
 	m, ok := n.(*ast.MappingNode)
 	if !ok {
-		return fmt.Errorf("[%d:%d] sweep: want a mapping of variable names to lists of values", lineOf(n), n.GetToken().Position.Column)
+		return fmt.Errorf("[%d:%d] sweep: want a mapping of variable names to lists of values", yamlpos.Line(n), n.GetToken().Position.Column)
 	}
 	for _, kv := range m.Values {
 		var vals []any
 		if err := yaml.NodeToValue(kv.Value, &vals); err != nil {
-			return fmt.Errorf("[%d:%d] sweep.%s: want a list of values: %w", lineOf(kv.Value), kv.Value.GetToken().Position.Column, keyString(kv.Key), err)
+			return fmt.Errorf("[%d:%d] sweep.%s: want a list of values: %w", yamlpos.Line(kv.Value), kv.Value.GetToken().Position.Column, yamlpos.Key(kv.Key), err)
 		}
-		*s = append(*s, SweepVar{Name: keyString(kv.Key), Values: vals, Line: lineOf(kv.Key)})
+		*s = append(*s, SweepVar{Name: yamlpos.Key(kv.Key), Values: vals, Line: yamlpos.Line(kv.Key)})
 	}
 	return nil
 }
@@ -140,7 +121,7 @@ func (f *FlowSpec) UnmarshalYAML(n ast.Node) error {
 		return err
 	}
 	*f = FlowSpec(p)
-	f.line = lineOf(n)
+	f.line = yamlpos.Line(n)
 	return nil
 }
 
@@ -152,7 +133,7 @@ func (w *Workload) UnmarshalYAML(n ast.Node) error {
 		return err
 	}
 	*w = Workload(p)
-	w.line = lineOf(n)
+	w.line = yamlpos.Line(n)
 	return nil
 }
 
@@ -164,7 +145,7 @@ func (e *TimelineEvent) UnmarshalYAML(n ast.Node) error {
 		return err
 	}
 	*e = TimelineEvent(p)
-	e.line = lineOf(n)
+	e.line = yamlpos.Line(n)
 	return nil
 }
 
@@ -176,14 +157,6 @@ func (e *Expectation) UnmarshalYAML(n ast.Node) error {
 		return err
 	}
 	*e = Expectation(p)
-	e.line = lineOf(n)
+	e.line = yamlpos.Line(n)
 	return nil
-}
-
-// keyString is a mapping key's text without quotes.
-func keyString(n ast.MapKeyNode) string {
-	if s, ok := n.(*ast.StringNode); ok {
-		return s.Value
-	}
-	return n.String()
 }

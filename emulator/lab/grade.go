@@ -18,8 +18,8 @@ import (
 
 	"reef/cc"
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/expect"
-	"reef/emulator/report"
 	"reef/emulator/runner"
 )
 
@@ -242,7 +242,7 @@ func checkExperiment(ctx context.Context, l *Lab, x Experiment, work string, o C
 	for _, s := range out.Summaries {
 		dir := filepath.Join(out.Dir, runDir(s))
 		runs = append(runs, RunGrade{Experiment: x.File, Vars: s.Vars, Fidelity: s.Fidelity.Verdict,
-			Why: report.DegradedWhy(s.Fidelity), Report: rel(filepath.Join(dir, report.HTMLFile))})
+			Why: analysis.DegradedWhy(s.Fidelity), Report: rel(filepath.Join(dir, analysis.HTMLFile))})
 	}
 	var rs []Result
 	for _, r := range out.Results {
@@ -252,7 +252,7 @@ func checkExperiment(ctx context.Context, l *Lab, x Experiment, work string, o C
 		if len(out.Summaries) == 1 {
 			res.Report = runs[0].Report
 		} else {
-			res.Report = rel(filepath.Join(out.Dir, report.HTMLFile))
+			res.Report = rel(filepath.Join(out.Dir, analysis.HTMLFile))
 		}
 		if !r.Pass {
 			res.Status, res.Hint = StatusFail, c.Hint
@@ -277,7 +277,7 @@ func checkExperiment(ctx context.Context, l *Lab, x Experiment, work string, o C
 }
 
 // runDir is a run's sub-directory in a runner's results (see runner.runDirName).
-func runDir(s *report.Summary) string {
+func runDir(s *analysis.Summary) string {
 	_, label, ok := strings.Cut(s.Run, "/")
 	if !ok || label == "" {
 		return "run"
@@ -287,7 +287,7 @@ func runDir(s *report.Summary) string {
 
 // degradedRuns says why the runs a result concerns (those whose variables include
 // vars) were degraded, or "" when none was.
-func degradedRuns(sums []*report.Summary, vars map[string]string) string {
+func degradedRuns(sums []*analysis.Summary, vars map[string]string) string {
 	var why []string
 	for _, s := range sums {
 		match := true
@@ -297,7 +297,7 @@ func degradedRuns(sums []*report.Summary, vars map[string]string) string {
 			}
 		}
 		if match && s.Fidelity.Verdict == "degraded" {
-			why = append(why, report.DegradedWhy(s.Fidelity))
+			why = append(why, analysis.DegradedWhy(s.Fidelity))
 		}
 	}
 	return strings.Join(why, "; ")

@@ -11,7 +11,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 
-	"reef/emulator/report"
+	"reef/emulator/render"
 )
 
 // labStyle adds to reef's report style what a handout and a grade need: prose width,
@@ -94,7 +94,7 @@ var (
 	classT    = template.Must(template.New("class").Funcs(tmplFuncs).Parse(classTemplate))
 )
 
-func pageStyle() template.CSS { return template.CSS(report.Style + labStyle) }
+func pageStyle() template.CSS { return template.CSS(render.Style + labStyle) }
 
 // Handout renders the lab's README.md as an HTML page in the style of reef's reports,
 // with what is graded beside it.

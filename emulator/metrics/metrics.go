@@ -1,7 +1,7 @@
 // Package metrics holds the analysis functions reef computes over a run's raw results
 // (emulator/results): goodput over a window, Jain's index, max-min fair shares,
 // convergence time, throughput variation, percentiles and FCT slowdown. They are pure
-// functions over numbers and samples; emulator/report and emulator/expect call them so
+// functions over numbers and samples; emulator/analysis and emulator/expect call them so
 // every backend's run is analysed the same way.
 package metrics
 

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	_ "reef/cc/all"
-	reports "reef/emulator/report"
+	"reef/emulator/analysis"
+	"reef/emulator/comparison"
 	"reef/emulator/runner"
 	_ "reef/emulator/sim/simbackend"
 )
@@ -97,19 +98,19 @@ func key(vars map[string]string) string {
 // compareWithSim runs the experiment on the sim with its own seed and simSeeds-1 more,
 // and checks every long-lived flow of each fidelity-ok, settled netns run against the
 // first (see maxSeedSpread).
-func compareWithSim(t *testing.T, file string, netns []*reports.Summary) {
+func compareWithSim(t *testing.T, file string, netns []*analysis.Summary) {
 	t.Helper()
-	longLived := func(f reports.Flow) bool { return f.SizeBytes == 0 }
-	if !slices.ContainsFunc(netns, func(s *reports.Summary) bool { return slices.ContainsFunc(s.Flows, longLived) }) {
+	longLived := func(f analysis.Flow) bool { return f.SizeBytes == 0 }
+	if !slices.ContainsFunc(netns, func(s *analysis.Summary) bool { return slices.ContainsFunc(s.Flows, longLived) }) {
 		t.Log("sim vs netns: no long-lived flows to compare")
 		return
 	}
-	sim := func(seed uint64) map[string]*reports.Summary {
+	sim := func(seed uint64) map[string]*analysis.Summary {
 		o, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), Seed: seed, NoFigures: true})
 		if err != nil {
 			t.Fatalf("sim: %v", err)
 		}
-		m := map[string]*reports.Summary{}
+		m := map[string]*analysis.Summary{}
 		for _, s := range o.Summaries {
 			m[s.Run] = s
 		}
@@ -124,7 +125,7 @@ func compareWithSim(t *testing.T, file string, netns []*reports.Summary) {
 	for k := uint64(1); k < simSeeds; k++ {
 		for run, s := range sim(seed + k) {
 			if r := ref[run]; r != nil {
-				for _, f := range reports.Compare(r, s).Flows {
+				for _, f := range comparison.Compare(r, s).Flows {
 					if !f.LongLived {
 						continue
 					}
@@ -150,7 +151,7 @@ func compareWithSim(t *testing.T, file string, netns []*reports.Summary) {
 			continue
 		}
 		hpcc := n.Vars["cc"] == "hpcc"
-		for _, f := range reports.Compare(r, n).Flows {
+		for _, f := range comparison.Compare(r, n).Flows {
 			d := math.Abs(f.Goodput.Rel)
 			switch {
 			case !f.LongLived || math.IsNaN(d):

@@ -15,14 +15,15 @@ import (
 	"reef/cc"
 	_ "reef/cc/all"
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/metrics"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
-	"reef/emulator/report"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/emulator/sim"
 	"reef/emulator/topo"
+	"reef/hostd/transport"
 	"reef/internal/testenv"
 	"reef/units"
 	"reef/wire"
@@ -106,7 +107,7 @@ func goodput(run *results.Run, sc *scenario.Scenario, i int) units.Rate {
 func TestRunSwiftDumbbell(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rsw", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "swift-1", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	run := runOn(t, netns.Backend{}, p, sc)
 	g := goodput(run, sc, 0)
@@ -124,7 +125,7 @@ func TestRunSwiftDumbbell(t *testing.T) {
 // runs on sim and on netns, one flow and four on a dumbbell that is 1 Gbit/s with 2 µs
 // links in paper units, run at time scale 10 (100 Mbit/s, 20 µs). Goodput must agree
 // within 5 %, per flow and in total, and the bottleneck's mean per-packet queueing
-// delay within 10 %, when the run's fidelity verdict is ok (see report.Fidelity);
+// delay within 10 %, when the run's fidelity verdict is ok (see analysis.Fidelity);
 // otherwise the test says why and skips.
 func TestSwiftSimVsNetns(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -132,7 +133,7 @@ func TestSwiftSimVsNetns(t *testing.T) {
 	for _, n := range []int{1, 4} {
 		t.Run(fmt.Sprintf("flows=%d", n), func(t *testing.T) {
 			p := dumbbell(t, "rcmp", "100Mbps", n, "300KB")
-			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, TimeScale: tau, Duration: 3 * units.Second,
+			sc := &scenario.Scenario{Name: fmt.Sprintf("swift-%d", n), Seed: 1, TimeScale: tau, Transport: tuningAt(t, tau), Duration: 3 * units.Second,
 				Warmup: units.Second, SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, n, n, tau)}
 			simRun := runOn(t, sim.Backend{}, p, sc)
 			nsRun := runOn(t, netns.Backend{}, p, sc)
@@ -175,9 +176,9 @@ func TestSwiftSimVsNetns(t *testing.T) {
 }
 
 // summarize is the run's summary.json, as reef run would write it.
-func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run) *report.Summary {
+func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.Run) *analysis.Summary {
 	t.Helper()
-	s, err := report.Summarize(p, sc, run, nil)
+	s, err := analysis.Summarize(p, sc, run, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +186,8 @@ func summarize(t testing.TB, p *plan.Plan, sc *scenario.Scenario, run *results.R
 }
 
 // meanQueueDelay is the mean queueing delay the packets departing a port in the
-// measurement window met (report.Queue.PacketDelayUS).
-func meanQueueDelay(t testing.TB, s *report.Summary, port string) units.Time {
+// measurement window met (analysis.Queue.PacketDelayUS).
+func meanQueueDelay(t testing.TB, s *analysis.Summary, port string) units.Time {
 	t.Helper()
 	for _, q := range s.Queues {
 		if q.Name == port {
@@ -198,10 +199,10 @@ func meanQueueDelay(t testing.TB, s *report.Summary, port string) units.Time {
 }
 
 // keptUp reports whether the emulator kept the computed schedule in a run: the
-// summary's fidelity verdict (see report.Fidelity). It returns the reason when not.
-func keptUp(s *report.Summary) (bool, string) {
+// summary's fidelity verdict (see analysis.Fidelity). It returns the reason when not.
+func keptUp(s *analysis.Summary) (bool, string) {
 	if f := s.Fidelity; f.Verdict != "ok" {
-		return false, fmt.Sprintf("fidelity %s: %s", f.Verdict, report.DegradedWhy(f))
+		return false, fmt.Sprintf("fidelity %s: %s", f.Verdict, analysis.DegradedWhy(f))
 	}
 	return true, ""
 }
@@ -325,7 +326,7 @@ func TestJumboOnNetns(t *testing.T) {
 	lab := labName("jmb")
 	doc := strings.Replace(fmt.Sprintf(dumbbellDoc, lab, "100Mbps", 1, "30KB"), "mtu: 1500", "mtu: 9000", 1)
 	p := planFrom(t, lab, doc)
-	sc := &scenario.Scenario{Name: "jumbo", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "jumbo", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	run := runOn(t, netns.Backend{}, p, sc)
 	for _, pr := range run.Ports {
@@ -343,4 +344,14 @@ func TestJumboOnNetns(t *testing.T) {
 	if g < 90*units.Mbps {
 		t.Errorf("goodput %v, want ≥ 90%% of 100 Mbit/s", g)
 	}
+}
+
+// tuningAt is the transport tuning a compiled experiment at time scale tau carries.
+func tuningAt(t testing.TB, tau float64) *transport.Tuning {
+	t.Helper()
+	tu, err := scenario.TuningAt(tau)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tu
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/netns"
-	"reef/emulator/report"
 	"reef/emulator/runner"
 	"reef/emulator/scenario"
 	"reef/internal/testenv"
@@ -23,14 +23,14 @@ import (
 )
 
 // A host daemon the machine does not run costs its flows throughput that neither its
-// release lateness nor its skew shows (report.MaxStallFraction), so the run's fidelity
+// release lateness nor its skew shows (analysis.MaxStallFraction), so the run's fidelity
 // must say so: the test stops the sender's hostd with SIGSTOP for 10 ms of every
 // 100 ms, as a hypervisor busy with other guests would, and wants the run degraded for
 // that host's stalls.
 func TestStalledHostDegradesRun(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rst", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "stall", Seed: 1, TimeScale: swiftTau, Duration: units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "stall", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,11 +47,11 @@ func TestStalledHostDegradesRun(t *testing.T) {
 	}
 	f := summarize(t, p, sc, run).Fidelity
 	t.Logf("h1 stopped %d times; fidelity %s: %s (stalled %.1f%% at %s, lateness p99 %.0f µs, skew %.2f×)",
-		n, f.Verdict, report.DegradedWhy(f), 100*f.StallFraction, f.StallHost, f.LatenessP99US, f.SkewRatio)
+		n, f.Verdict, analysis.DegradedWhy(f), 100*f.StallFraction, f.StallHost, f.LatenessP99US, f.SkewRatio)
 	if n < 5 {
 		t.Fatalf("h1's daemon was stopped only %d times", n)
 	}
-	if f.Verdict != "degraded" || f.StallHost != "h1" || f.StallFraction <= report.MaxStallFraction {
+	if f.Verdict != "degraded" || f.StallHost != "h1" || f.StallFraction <= analysis.MaxStallFraction {
 		t.Errorf("fidelity %s with h1 stopped %d × 10 ms in %v: stall %.2f%% at %q, want degraded for h1's stalls",
 			f.Verdict, n, sc.Duration, 100*f.StallFraction, f.StallHost)
 	}
@@ -177,7 +177,7 @@ func findProcess(want []byte) int {
 func TestKilledShardIsReported(t *testing.T) {
 	testenv.RequireRoot(t)
 	p := dumbbell(t, "rkill", "100Mbps", 1, "30KB")
-	sc := &scenario.Scenario{Name: "kill", Seed: 1, TimeScale: swiftTau, Duration: 3 * units.Second, Warmup: 300 * units.Millisecond,
+	sc := &scenario.Scenario{Name: "kill", Seed: 1, TimeScale: swiftTau, Transport: tuningAt(t, swiftTau), Duration: 3 * units.Second, Warmup: 300 * units.Millisecond,
 		SampleInterval: 10 * units.Millisecond, Flows: swiftFlows(t, 1, 1, swiftTau)}
 	out := t.TempDir()
 	killed := make(chan error, 1)

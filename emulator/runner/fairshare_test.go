@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	_ "reef/cc/poseidon"
+	"reef/emulator/analysis"
 	"reef/emulator/plan"
-	"reef/emulator/report"
 	"reef/emulator/results"
 )
 
@@ -54,7 +54,7 @@ func TestFairSharesFollowRealisedPaths(t *testing.T) {
 	for _, s := range o.Summaries {
 		lb := s.Vars["lb"]
 		t.Run(lb, func(t *testing.T) {
-			in, err := report.LoadRun(filepath.Join(out, "lb="+lb))
+			in, err := analysis.LoadRun(filepath.Join(out, "lb="+lb))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,10 @@
 // Package runner executes an experiment file end to end: load and compile every sweep
 // point (so a bad file fails before anything is created), run each point on a backend,
-// and write the results directory through emulator/report: per run a sub-directory named
-// after its sweep point with summary.json, results.json (the raw results.Run),
-// input.json, the time series as CSV, plots and report.html; at the top sweep.json with
-// every expectation's verdict, the sweep plots and a combined report.html. It is what
-// `reef run` calls.
+// and write the results directory through emulator/analysis and emulator/render: per
+// run a sub-directory named after its sweep point with summary.json, results.json (the
+// raw results.Run), input.json, the time series as CSV, plots and report.html; at the
+// top sweep.json with every expectation's verdict, the sweep plots and a combined
+// report.html. It is what `reef run` calls.
 //
 // # Usage
 //
@@ -33,11 +33,12 @@ import (
 	"time"
 
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/calibrate"
 	"reef/emulator/expect"
 	"reef/emulator/experiment"
 	"reef/emulator/plan"
-	"reef/emulator/report"
+	"reef/emulator/render"
 	"reef/emulator/results"
 	"reef/units"
 )
@@ -116,7 +117,7 @@ type Progress interface {
 	// Update reports the emulated time reached in the current run.
 	Update(reached, total units.Time)
 	// Done is called after each run with its summary (nil on error) and error.
-	Done(i int, s *report.Summary, err error)
+	Done(i int, s *analysis.Summary, err error)
 }
 
 // A SetupProgress is a Progress that is also told how far each run's lab is brought
@@ -138,7 +139,7 @@ type Outcome struct {
 	// Dir is the results directory.
 	Dir string
 	// Summaries are the runs' summaries, in sweep order (fewer when interrupted).
-	Summaries []*report.Summary
+	Summaries []*analysis.Summary
 	// Results are every expectation's verdict over the sweep (expect.Evaluate): each
 	// per-run check on every run it selects, each check comparing runs once per group.
 	Results []expect.Result
@@ -209,9 +210,9 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
-	writeRun, writeSweep := report.WriteRun, report.WriteSweep
+	writeRun, writeSweep := render.WriteRun, render.WriteSweep
 	if opts.NoFigures {
-		writeRun, writeSweep = report.WriteRunData, report.WriteSweepData
+		writeRun, writeSweep = analysis.WriteRunData, analysis.WriteSweepData
 	}
 	jobs := opts.Jobs
 	if c, ok := be.(Concurrent); !ok || !c.Concurrent() {
@@ -224,7 +225,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 		done: make([]pointResult, len(runs))}
 	sw.runAll(max(jobs, 1))
 	out := &Outcome{Dir: dir, Pass: true, Warnings: warnings}
-	var entries []report.RunEntry
+	var entries []analysis.RunEntry
 	stopped := -1 // the first point interrupted or failed part-way
 	for i, d := range sw.done {
 		if d.err != nil {
@@ -236,7 +237,7 @@ func Run(ctx context.Context, path string, opts Options) (*Outcome, error) {
 			continue // never started: an earlier point stopped the sweep
 		}
 		out.Summaries = append(out.Summaries, d.s)
-		entries = append(entries, report.RunEntry{Dir: d.sub, Summary: d.s})
+		entries = append(entries, analysis.RunEntry{Dir: d.sub, Summary: d.s})
 		if d.runErr != nil && stopped < 0 {
 			stopped = i
 		}
@@ -289,7 +290,7 @@ func checkLimits(l *calibrate.Limits, backend string, runs []*experiment.Run) []
 
 // summarize asks the report for the run's summary with the run's sweep variables and
 // the paper's claim.
-func summarize(x *experiment.Experiment, r *experiment.Run, res *results.Run) (*report.Summary, error) {
+func summarize(x *experiment.Experiment, r *experiment.Run, res *results.Run) (*analysis.Summary, error) {
 	vars := map[string]string{}
 	for _, v := range r.Point.Vars {
 		vars[v.Name] = fmt.Sprint(v.Value)
@@ -298,11 +299,11 @@ func summarize(x *experiment.Experiment, r *experiment.Run, res *results.Run) (*
 		vars = nil
 	}
 	pp := r.Point.File.Paper
-	var paper *report.Paper
+	var paper *analysis.Paper
 	if pp != (experiment.Paper{}) {
-		paper = &report.Paper{Ref: pp.Ref, Claim: pp.Claim, Notes: pp.Notes}
+		paper = &analysis.Paper{Ref: pp.Ref, Claim: pp.Claim, Notes: pp.Notes}
 	}
-	return report.SummarizeInput(&report.Input{Experiment: r.Experiment, Vars: vars, Paper: paper, Plan: r.Plan,
+	return analysis.SummarizeInput(&analysis.Input{Experiment: r.Experiment, Vars: vars, Paper: paper, Plan: r.Plan,
 		Scenario: r.Scenario, Run: res, Expectations: r.Expectations})
 }
 

@@ -14,11 +14,12 @@ import (
 
 	_ "reef/cc/all"
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/calibrate"
 	"reef/emulator/expect"
 	"reef/emulator/experiment"
 	"reef/emulator/plan"
-	"reef/emulator/report"
+	"reef/emulator/render"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	_ "reef/emulator/sim/simbackend"
@@ -90,7 +91,7 @@ func TestRunWritesResultsAndVerdicts(t *testing.T) {
 }
 
 // With NoFigures a run writes its data and verdicts but no plots or report.html, and
-// `reef report DIR` (report.RenderDir) draws them afterwards with the same verdicts.
+// `reef report DIR` (render.RenderDir) draws them afterwards with the same verdicts.
 func TestRunNoFiguresDrawsLater(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -109,7 +110,7 @@ func TestRunNoFiguresDrawsLater(t *testing.T) {
 			t.Errorf("%s written although figures were off", f)
 		}
 	}
-	pass, err := report.RenderDir(out)
+	pass, err := render.RenderDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func (c *cancelAt) Update(reached, _ units.Time) {
 		c.cancel()
 	}
 }
-func (c *cancelAt) Done(int, *report.Summary, error) {}
+func (c *cancelAt) Done(int, *analysis.Summary, error) {}
 
 // With RetryDegraded a point whose fidelity was degraded runs again, and the results
 // kept are the last attempt's, which say how many there were; without it the degraded
@@ -239,7 +240,7 @@ func TestRetryDegraded(t *testing.T) {
 		for _, s := range o.Summaries {
 			if s.Fidelity.Verdict != tc.verdict || s.Attempts != tc.attempts {
 				t.Errorf("retries %d, %s: verdict %s after %d attempts, want %s after %d (%s)",
-					tc.retries, s.Run, s.Fidelity.Verdict, s.Attempts, tc.verdict, tc.attempts, report.DegradedWhy(s.Fidelity))
+					tc.retries, s.Run, s.Fidelity.Verdict, s.Attempts, tc.verdict, tc.attempts, analysis.DegradedWhy(s.Fidelity))
 			}
 		}
 		started := 0
@@ -332,8 +333,8 @@ func TestRunOnly(t *testing.T) {
 	if want := []string{"vs-dctcp", "only-m1"}; fmt.Sprint(o.NotEvaluated) != fmt.Sprint(want) || !o.Pass {
 		t.Errorf("not evaluated %q (pass %v), want %q and a pass", o.NotEvaluated, o.Pass, want)
 	}
-	var sw report.Sweep
-	if b, err := os.ReadFile(filepath.Join(part, report.SweepFile)); err != nil || json.Unmarshal(b, &sw) != nil || fmt.Sprint(sw.NotEvaluated) != "[vs-dctcp only-m1]" {
+	var sw analysis.Sweep
+	if b, err := os.ReadFile(filepath.Join(part, analysis.SweepFile)); err != nil || json.Unmarshal(b, &sw) != nil || fmt.Sprint(sw.NotEvaluated) != "[vs-dctcp only-m1]" {
 		t.Errorf("sweep.json not_evaluated = %q (%v), want [vs-dctcp only-m1]", sw.NotEvaluated, err)
 	}
 	// Both values of a variable: the comparison is evaluated again; the report says
@@ -346,7 +347,7 @@ func TestRunOnly(t *testing.T) {
 	if len(o.Summaries) != 2 || fmt.Sprint(o.NotEvaluated) != "[only-m1]" {
 		t.Errorf("--only M=2,cc=swift,cc=dctcp ran %d points, not evaluated %q; want 2 and [only-m1]", len(o.Summaries), o.NotEvaluated)
 	}
-	if page, err := os.ReadFile(filepath.Join(both, report.HTMLFile)); err != nil || !bytes.Contains(page, []byte(`id="not-evaluated"`)) || !bytes.Contains(page, []byte("only-m1.")) {
+	if page, err := os.ReadFile(filepath.Join(both, analysis.HTMLFile)); err != nil || !bytes.Contains(page, []byte(`id="not-evaluated"`)) || !bytes.Contains(page, []byte("only-m1.")) {
 		t.Errorf("the sweep's report.html does not list the checks not evaluated (%v)", err)
 	}
 	for _, bad := range []struct{ sel, want string }{
@@ -463,7 +464,9 @@ func (p *pointLog) UpdatePoint(i int, _, _ units.Time) {
 	}
 	p.updated[i] = true
 }
-func (p *pointLog) Done(i int, _ *report.Summary, _ error) { p.finished = insertSorted(p.finished, i) }
+func (p *pointLog) Done(i int, _ *analysis.Summary, _ error) {
+	p.finished = insertSorted(p.finished, i)
+}
 
 func insertSorted(s []int, v int) []int {
 	i, _ := slices.BinarySearch(s, v)
@@ -484,7 +487,7 @@ func TestRunReplacesExpectationsAndLab(t *testing.T) {
 	if len(o.Results) != 1 || o.Results[0].Name != "lab-check" || o.Pass {
 		t.Fatalf("results %+v: want only the lab's check, failing, at M=2", o.Results)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "out", "M=1", report.InputFile))
+	b, err := os.ReadFile(filepath.Join(dir, "out", "M=1", analysis.InputFile))
 	if err != nil {
 		t.Fatal(err)
 	}

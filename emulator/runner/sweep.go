@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"reef/emulator"
+	"reef/emulator/analysis"
 	"reef/emulator/experiment"
-	"reef/emulator/report"
 	"reef/emulator/results"
 	"reef/units"
 )
@@ -24,7 +24,7 @@ type sweep struct {
 	opts     Options
 	dir      string
 	runs     []*experiment.Run
-	writeRun func(string, *report.Summary, *results.Run) error
+	writeRun func(string, *analysis.Summary, *results.Run) error
 	// mu serialises the calls to opts.Progress and guards next and done.
 	mu   sync.Mutex
 	next int           // the first point not handed out yet
@@ -36,7 +36,7 @@ type sweep struct {
 // results are written), err when it has no results.
 type pointResult struct {
 	sub    string
-	s      *report.Summary
+	s      *analysis.Summary
 	runErr error
 	err    error
 }
@@ -151,7 +151,7 @@ func (w *sweep) point(i int) (d pointResult) {
 			break
 		}
 		slog.Info("run degraded, running it again", "run", r.Scenario.Name, "attempt", attempt,
-			"why", report.DegradedWhy(d.s.Fidelity))
+			"why", analysis.DegradedWhy(d.s.Fidelity))
 		// The next attempt writes its own captures and series; none of this one's stay.
 		if err := os.RemoveAll(d.sub); err != nil {
 			d.s, d.err = nil, fmt.Errorf("runner: %w", err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"reef/emulator/report"
+	"reef/emulator/analysis"
 )
 
 // windowed is a fat-tree k=4 run on the sim whose measurement window is its last
@@ -36,7 +36,7 @@ flows:
 // goodput was read from the samples, and the 1 ms run reported 0 for every flow.
 func TestWindowFiguresIgnoreSampleInterval(t *testing.T) {
 	dir := t.TempDir()
-	var sums []*report.Summary
+	var sums []*analysis.Summary
 	for _, si := range []string{"10us", "1ms"} {
 		o, err := Run(context.Background(), write(t, dir, strings.Replace(windowed, "SI", si, 1)),
 			Options{Backend: "sim", OutDir: filepath.Join(dir, si), NoFigures: true})

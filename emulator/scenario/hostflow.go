@@ -97,8 +97,8 @@ func (hf *HostFlow) Spec(h *hostd.Host, seed uint64) (hostd.FlowSpec, error) {
 
 // HostOptions are the options every host of a run is built with, the same on every
 // backend: the lab's MPD unit (from the first switch stamping MPD) and the transport's
-// loss-recovery tuning (the scenario's, or the transport defaults) scaled by the run's
-// time scale, so timeouts keep their relation to the scaled RTTs.
+// loss-recovery tuning, the scenario's (in emulator units, as compile scaled it) or the
+// transport defaults.
 func (s *Scenario) HostOptions(p *plan.Plan) (hostd.Options, error) {
 	var o hostd.Options
 	for _, sp := range p.Switches {
@@ -111,13 +111,21 @@ func (s *Scenario) HostOptions(p *plan.Plan) (hostd.Options, error) {
 	if s.Transport != nil {
 		o.Tuning = *s.Transport
 	}
-	if s.TimeScale > 0 && s.TimeScale != 1 {
-		if err := cc.ScaleParams(&o.Tuning, s.TimeScale); err != nil {
-			return o, fmt.Errorf("scenario %s: transport tuning: %w", s.Name, err)
-		}
-	}
 	if err := o.Tuning.Validate(); err != nil {
 		return o, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	return o, nil
+}
+
+// TuningAt is the transport's default loss-recovery tuning at time scale tau (its
+// times multiplied by tau), so timeouts keep their relation to the scaled RTTs: what
+// an experiment compiles into Scenario.Transport.
+func TuningAt(tau float64) (*transport.Tuning, error) {
+	t := transport.DefaultTuning()
+	if tau != 1 {
+		if err := cc.ScaleParams(&t, tau); err != nil {
+			return nil, fmt.Errorf("transport tuning: %w", err)
+		}
+	}
+	return &t, nil
 }

@@ -39,8 +39,8 @@ type Scenario struct {
 	Flows []Flow `json:"flows"`
 	// Events in time order.
 	Events []Event `json:"events,omitempty"`
-	// Transport, when set, is the hosts' loss-recovery tuning in paper units (the
-	// transport's defaults otherwise); HostOptions scales it by TimeScale.
+	// Transport, when set, is the hosts' loss-recovery tuning in emulator units
+	// (compile sets TuningAt(TimeScale)); the transport's defaults otherwise.
 	Transport *transport.Tuning `json:"transport,omitempty"`
 }
 

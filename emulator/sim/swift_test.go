@@ -12,6 +12,7 @@ import (
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/emulator/topo"
+	"reef/hostd/transport"
 	"reef/units"
 
 	_ "reef/cc/swift"
@@ -154,7 +155,7 @@ func TestSwiftFourFlowsShareEqually(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := &scenario.Scenario{Name: "swift-4", Seed: seed, TimeScale: tau, Duration: 3 * units.Second,
+		sc := &scenario.Scenario{Name: "swift-4", Seed: seed, TimeScale: tau, Transport: tuningAt(t, tau), Duration: 3 * units.Second,
 			Warmup: units.Second, SampleInterval: 10 * units.Millisecond}
 		for i := 1; i <= n; i++ {
 			sc.Flows = append(sc.Flows, scenario.Flow{ID: uint32(i), Name: fmt.Sprintf("f%d", i), Group: "swift",
@@ -180,4 +181,14 @@ func TestSwiftFourFlowsShareEqually(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tuningAt is the transport tuning a compiled experiment at time scale tau carries.
+func tuningAt(t testing.TB, tau float64) *transport.Tuning {
+	t.Helper()
+	tu, err := scenario.TuningAt(tau)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tu
 }

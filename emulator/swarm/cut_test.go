@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"reef/emulator"
+	"reef/emulator/analysis"
+	"reef/emulator/comparison"
 	"reef/emulator/plan"
-	"reef/emulator/report"
 	"reef/emulator/results"
 	"reef/emulator/runner"
 	"reef/emulator/scenario"
@@ -55,7 +56,7 @@ func TestCutMovesNoResult(t *testing.T) {
 		{"poseidon-reverse-path", "cc=swift,N=4"},
 	} {
 		t.Run(tc.exp, func(t *testing.T) {
-			var sums [2]*report.Summary
+			var sums [2]*analysis.Summary
 			for i, be := range []string{"sim", "sim-cut"} {
 				o := runner.Options{Backend: be, OutDir: t.TempDir(), NoFigures: true, Only: splitOnly(tc.only), Jobs: 1}
 				out, err := runner.Run(context.Background(), "../../experiments/"+tc.exp+".yaml", o)
@@ -64,7 +65,7 @@ func TestCutMovesNoResult(t *testing.T) {
 				}
 				sums[i] = out.Summaries[0]
 			}
-			c := report.Compare(sums[0], sums[1])
+			c := comparison.Compare(sums[0], sums[1])
 			g, flow := c.MaxGoodputDiff()
 			q, port := c.MaxQueueDelayDiff()
 			t.Logf("%s: cut against whole: goodput %.4f%% (%s), queue delay %.4f%% (%s)", tc.exp, 100*g, flow, 100*q, port)

@@ -27,10 +27,11 @@ import (
 	"reef/afpacket"
 	_ "reef/cc/all" // the experiments' algorithms
 	"reef/emulator"
+	"reef/emulator/analysis"
+	"reef/emulator/comparison"
 	"reef/emulator/docker"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
-	"reef/emulator/report"
 	"reef/emulator/runner"
 	"reef/emulator/topo"
 )
@@ -359,7 +360,7 @@ func readUnderlay(t *testing.T, path string, vni uint32) (frames, trailers int) 
 // machine can make the tunnel's measured jitter exceed a cut link's delay, and the run
 // is then refused before it starts (what a user sees too): it is tried again, up to
 // three times in all, as --retry-degraded does for runs that went degraded.
-func runPoint(t *testing.T, exp, backend, only string, o runner.Options) (*report.Summary, error) {
+func runPoint(t *testing.T, exp, backend, only string, o runner.Options) (*analysis.Summary, error) {
 	t.Helper()
 	o.Backend, o.NoFigures = backend, true
 	o.Only = splitOnly(only)
@@ -410,7 +411,7 @@ func TestSwarmReproductionsAgreeWithNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := report.Compare(nn, sw)
+			c := comparison.Compare(nn, sw)
 			worst, flow := c.MaxGoodputDiff()
 			t.Logf("%s: swarm (%s) against netns (%s): largest per-flow goodput difference %.1f%% (%s)", tc.exp, c.FidelityB, c.FidelityA, 100*worst, flow)
 			if worst > 0.10 {
@@ -445,7 +446,7 @@ func TestSwarmClockOffset(t *testing.T) {
 	if off < 100*time.Microsecond || off > 300*time.Microsecond {
 		t.Errorf("measured offset of %s seen from %s: %v; want about the injected 200µs", ms[1].Name, ms[0].Name, off)
 	}
-	worst, flow := report.Compare(base, small).MaxGoodputDiff()
+	worst, flow := comparison.Compare(base, small).MaxGoodputDiff()
 	t.Logf("offset 200µs: largest per-flow goodput difference %.1f%% (%s)", 100*worst, flow)
 	if worst > 0.10 {
 		t.Errorf("an offset of 200µs (below the margin) moved flow %s's goodput by %.1f%%; want ≤ 10%%", flow, 100*worst)

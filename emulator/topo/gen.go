@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"reef/emulator/internal/yamlpos"
 	"reef/units"
 )
 
@@ -92,16 +93,16 @@ var genKeys = map[string][]string{
 }
 
 func (r *resolver) generate(raw *rawGenerator) *generated {
-	gp := at("generator")
+	gp := yamlpos.At("generator")
 	keys, ok := genKeys[raw.Kind]
 	if !ok {
-		r.errorf(gp.with("kind"), "%q: want one of dumbbell, parking-lot, reverse-path, leaf-spine, fat-tree", raw.Kind)
+		r.errorf(gp.With("kind"), "%q: want one of dumbbell, parking-lot, reverse-path, leaf-spine, fat-tree", raw.Kind)
 		return nil
 	}
 	bad := false
 	for _, k := range mapKeys(r.root, gp) {
 		if k != "kind" && k != "names" && !slices.Contains(keys, k) {
-			r.errorf(gp.with(k), "not a parameter of generator %s; want %s", raw.Kind, strings.Join(keys, ", "))
+			r.errorf(gp.With(k), "not a parameter of generator %s; want %s", raw.Kind, strings.Join(keys, ", "))
 			bad = true
 		}
 	}
@@ -111,7 +112,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			return def
 		}
 		if *v < min || *v > MaxGeneratedHosts {
-			r.errorf(gp.with(name), "must be in [%d, %d], got %d", min, MaxGeneratedHosts, *v)
+			r.errorf(gp.With(name), "must be in [%d, %d], got %d", min, MaxGeneratedHosts, *v)
 			bad = true
 			return def
 		}
@@ -119,7 +120,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 	}
 	// limit checks the generated hosts and nodes against the address plan, reporting
 	// at field.
-	limit := func(field fieldPath, hosts, nodes int) bool {
+	limit := func(field yamlpos.Path, hosts, nodes int) bool {
 		if msg := planLimit(hosts, nodes); msg != "" {
 			r.errorf(field, "%s", msg)
 			return true
@@ -133,14 +134,14 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 	switch raw.Kind {
 	case GenDumbbell:
 		if raw.Hosts != nil && (raw.HostsLeft != nil || raw.HostsRight != nil) {
-			r.errorf(gp.with("hosts"), "set hosts (each side) or hosts_left/hosts_right, not both")
+			r.errorf(gp.With("hosts"), "set hosts (each side) or hosts_left/hosts_right, not both")
 			bad = true
 		}
 		each := count(raw.Hosts, "hosts", 2, 1)
 		g.spec.HostsLeft = count(raw.HostsLeft, "hosts_left", each, 1)
 		g.spec.HostsRight = count(raw.HostsRight, "hosts_right", each, 1)
 		hosts := g.spec.HostsLeft + g.spec.HostsRight
-		bad = limit(gp.with(firstSet([]string{"hosts", "hosts_left", "hosts_right"}, raw.Hosts != nil, raw.HostsLeft != nil)), hosts, hosts+2) || bad
+		bad = limit(gp.With(firstSet([]string{"hosts", "hosts_left", "hosts_right"}, raw.Hosts != nil, raw.HostsLeft != nil)), hosts, hosts+2) || bad
 		if bad {
 			return nil
 		}
@@ -152,7 +153,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			bad = true
 		}
 		if raw.Hosts != nil && raw.HostsPerSwitch != nil {
-			r.errorf(gp.with("hosts"), "set hosts (each switch) or hosts_per_switch, not both")
+			r.errorf(gp.With("hosts"), "set hosts (each switch) or hosts_per_switch, not both")
 			bad = true
 		}
 		each := count(raw.Hosts, "hosts", 1, 0)
@@ -160,22 +161,22 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		if per == nil {
 			per = slices.Repeat([]int{each}, max(hops, 0))
 		} else if len(per) != hops && !bad {
-			r.errorf(gp.with("hosts_per_switch"), "has %d entries; want one per switch (hops = %d)", len(per), hops)
+			r.errorf(gp.With("hosts_per_switch"), "has %d entries; want one per switch (hops = %d)", len(per), hops)
 			bad = true
 		}
 		total := 0
 		for i, n := range per {
 			if n < 0 || n > MaxGeneratedHosts {
-				r.errorf(gp.with("hosts_per_switch", i), "must be in [0, %d], got %d", MaxGeneratedHosts, n)
+				r.errorf(gp.With("hosts_per_switch", i), "must be in [0, %d], got %d", MaxGeneratedHosts, n)
 				bad = true
 			}
 			total += n
 		}
 		if total > MaxGeneratedHosts {
-			r.errorf(gp.with("hosts_per_switch"), "gives %d hosts; at most %d", total, MaxGeneratedHosts)
+			r.errorf(gp.With("hosts_per_switch"), "gives %d hosts; at most %d", total, MaxGeneratedHosts)
 			bad = true
 		}
-		bad = limit(gp.with(firstSet([]string{"hosts_per_switch", "hosts", "hops"}, raw.HostsPerSwitch != nil, raw.Hosts != nil)), total, total+hops) || bad
+		bad = limit(gp.With(firstSet([]string{"hosts_per_switch", "hosts", "hops"}, raw.HostsPerSwitch != nil, raw.Hosts != nil)), total, total+hops) || bad
 		if !bad && total == 0 {
 			r.errorf(gp, "parking-lot has no hosts; set hosts or hosts_per_switch")
 			bad = true
@@ -193,7 +194,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			case BottleneckDownlink, BottleneckCore:
 				g.spec.Bottleneck = *raw.Bottleneck
 			default:
-				r.errorf(gp.with("bottleneck"), "%q: want downlink or core", *raw.Bottleneck)
+				r.errorf(gp.With("bottleneck"), "%q: want downlink or core", *raw.Bottleneck)
 				bad = true
 			}
 		}
@@ -201,7 +202,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		if g.spec.Bottleneck == BottleneckCore {
 			hosts += g.spec.ReverseSenders
 		}
-		bad = limit(gp.with("reverse_senders"), hosts, hosts+2) || bad
+		bad = limit(gp.With("reverse_senders"), hosts, hosts+2) || bad
 		if bad {
 			return nil
 		}
@@ -213,7 +214,7 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 		g.spec.Oversubscription = 1
 		if raw.Oversubscription != nil {
 			if o := *raw.Oversubscription; !(o > 0) || math.IsInf(o, 0) {
-				r.errorf(gp.with("oversubscription"), "must be > 0, got %v", o)
+				r.errorf(gp.With("oversubscription"), "must be > 0, got %v", o)
 				bad = true
 			} else {
 				g.spec.Oversubscription = o
@@ -235,13 +236,13 @@ func (r *resolver) generate(raw *rawGenerator) *generated {
 			r.errorf(gp, "fat-tree needs k (the switch radix, even, ≥ 2)")
 			bad = true
 		} else if k%2 != 0 {
-			r.errorf(gp.with("k"), "must be even, got %d", k)
+			r.errorf(gp.With("k"), "must be even, got %d", k)
 			bad = true
 		} else if k*k*k/4 > MaxGeneratedHosts {
-			r.errorf(gp.with("k"), "k=%d gives %d hosts; at most %d", k, k*k*k/4, MaxGeneratedHosts)
+			r.errorf(gp.With("k"), "k=%d gives %d hosts; at most %d", k, k*k*k/4, MaxGeneratedHosts)
 			bad = true
 		} else {
-			bad = limit(gp.with("k"), k*k*k/4, k*k*k/4+5*k*k/4) || bad
+			bad = limit(gp.With("k"), k*k*k/4, k*k*k/4+5*k*k/4) || bad
 		}
 		if bad {
 			return nil
@@ -273,9 +274,9 @@ func (r *resolver) rename(g *generated, names map[string]string) {
 	for _, n := range g.nodes {
 		known[n.Name] = true
 	}
-	for _, old := range mapKeys(r.root, at("generator", "names")) {
+	for _, old := range mapKeys(r.root, yamlpos.At("generator", "names")) {
 		if !known[old] {
-			r.errorf(at("generator", "names", old), "no generated node %q to rename", old)
+			r.errorf(yamlpos.At("generator", "names", old), "no generated node %q to rename", old)
 		}
 	}
 	to := func(n string) string {
@@ -311,7 +312,7 @@ func (r *resolver) leafSpineRates(t *Topology, raw *rawFile) {
 	}
 	if uplinkSet {
 		if raw.Generator.Oversubscription != nil {
-			r.errorf(at("generator", "oversubscription"), "set either oversubscription or classes.uplink.rate, not both")
+			r.errorf(yamlpos.At("generator", "oversubscription"), "set either oversubscription or classes.uplink.rate, not both")
 		}
 		g.Oversubscription = 0 // derived below for information
 	}
@@ -333,7 +334,7 @@ func (r *resolver) leafSpineRates(t *Topology, raw *rawFile) {
 	}
 	up := units.Rate(math.Round(float64(hostRate) * float64(g.HostsPerLeaf) / (float64(g.Spines) * g.Oversubscription)))
 	if up <= 0 {
-		r.errorf(at("generator", "oversubscription"), "gives an uplink rate of %v; want > 0", up)
+		r.errorf(yamlpos.At("generator", "oversubscription"), "gives an uplink rate of %v; want > 0", up)
 		return
 	}
 	for i := range t.Links {

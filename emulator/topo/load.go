@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -13,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"reef/emulator/internal/yamlpos"
 	"reef/emulator/internal/yamlstrict"
 )
 
@@ -178,151 +178,15 @@ func joinUnique(errs []error) error {
 	return errors.Join(out...)
 }
 
-// fieldPath names a field in the document: string keys and int sequence indices.
-type fieldPath []any
-
-func at(p ...any) fieldPath { return p }
-
-// with returns p extended by more elements, never sharing p's backing array.
-func (p fieldPath) with(more ...any) fieldPath {
-	return append(slices.Clip(p), more...)
-}
-
-func (p fieldPath) String() string {
-	var b strings.Builder
-	for i, e := range p {
-		switch v := e.(type) {
-		case int:
-			b.WriteString("[" + strconv.Itoa(v) + "]")
-		case string:
-			if plainKey(v) {
-				if i > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(v)
-			} else {
-				b.WriteString("[" + strconv.Quote(v) + "]")
-			}
-		}
-	}
-	return b.String()
-}
-
-func plainKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// lineOf returns the line of the deepest node along p under root (the key's line for a
-// mapping entry), or 0 when root has no position.
-func lineOf(root ast.Node, p fieldPath) int {
-	line := tokenLine(root)
-	n := root
-	for _, e := range p {
-		n = unwrap(n)
-		var next ast.Node
-		switch v := e.(type) {
-		case string:
-			for _, mv := range mappingValues(n) {
-				if keyString(mv.Key) == v {
-					line = tokenLine(mv.Key)
-					next = mv.Value
-					break
-				}
-			}
-		case int:
-			if s, ok := n.(*ast.SequenceNode); ok && v >= 0 && v < len(s.Values) {
-				next = s.Values[v]
-				if l := tokenLine(next); l > 0 {
-					line = l
-				}
-			}
-		}
-		if next == nil {
-			break
-		}
-		n = next
-	}
-	return line
-}
-
-func unwrap(n ast.Node) ast.Node {
-	for {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.DocumentNode:
-			n = v.Body
-		default:
-			return n
-		}
-	}
-}
-
-func mappingValues(n ast.Node) []*ast.MappingValueNode {
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		return v.Values
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{v}
-	}
-	return nil
-}
-
-func keyString(k ast.MapKeyNode) string {
-	if k == nil {
-		return ""
-	}
-	if tk := k.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return k.String()
-}
-
-func tokenLine(n ast.Node) int {
-	if n == nil {
-		return 0
-	}
-	if tk := n.GetToken(); tk != nil && tk.Position != nil {
-		return tk.Position.Line
-	}
-	return 0
-}
-
 // mapKeys returns the keys of the mapping at p under root, in file order.
-func mapKeys(root ast.Node, p fieldPath) []string {
-	n := unwrap(root)
-	for _, e := range p {
-		var next ast.Node
-		switch v := e.(type) {
-		case string:
-			for _, mv := range mappingValues(n) {
-				if keyString(mv.Key) == v {
-					next = mv.Value
-				}
-			}
-		case int:
-			if s, ok := n.(*ast.SequenceNode); ok && v >= 0 && v < len(s.Values) {
-				next = s.Values[v]
-			}
-		}
-		if next == nil {
-			return nil
-		}
-		n = unwrap(next)
+func mapKeys(root ast.Node, p yamlpos.Path) []string {
+	_, n, found := yamlpos.Find(root, p)
+	if found < len(p) {
+		return nil
 	}
 	var keys []string
-	for _, mv := range mappingValues(n) {
-		keys = append(keys, keyString(mv.Key))
+	for _, mv := range yamlpos.Entries(n) {
+		keys = append(keys, yamlpos.Key(mv.Key))
 	}
 	return keys
 }
@@ -381,7 +245,7 @@ type rawLinkLong struct {
 
 // UnmarshalYAML decodes either form.
 func (l *rawLink) UnmarshalYAML(n ast.Node) error {
-	if s, ok := unwrap(n).(*ast.SequenceNode); ok {
+	if s, ok := yamlpos.Unwrap(n).(*ast.SequenceNode); ok {
 		var v []string
 		if err := yaml.NodeToValue(s, &v, yaml.Strict()); err != nil {
 			return err

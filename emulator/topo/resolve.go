@@ -10,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"reef/emulator/internal/yamlpos"
 	"reef/switchd"
 	"reef/units"
 )
@@ -33,9 +34,9 @@ type resolver struct {
 	errs []error
 }
 
-func (r *resolver) fieldLine(p fieldPath) int { return lineOf(r.root, p) }
+func (r *resolver) fieldLine(p yamlpos.Path) int { return yamlpos.LineOf(r.root, p) }
 
-func (r *resolver) errorf(p fieldPath, format string, args ...any) {
+func (r *resolver) errorf(p yamlpos.Path, format string, args ...any) {
 	r.errs = append(r.errs, posError(r.file, r.fieldLine(p), p.String(), fmt.Sprintf(format, args...)))
 }
 
@@ -101,33 +102,33 @@ const (
 	MaxMTU = switchd.MaxMTU
 )
 
-func (r *resolver) params(raw *rawParams, p fieldPath) partial {
+func (r *resolver) params(raw *rawParams, p yamlpos.Path) partial {
 	var q partial
 	if raw == nil {
 		return q
 	}
 	if raw.Rate != nil {
-		if v, ok := r.rate(*raw.Rate, p.with("rate")); ok {
+		if v, ok := r.rate(*raw.Rate, p.With("rate")); ok {
 			if v <= 0 {
-				r.errorf(p.with("rate"), "must be > 0, got %q", *raw.Rate)
+				r.errorf(p.With("rate"), "must be > 0, got %q", *raw.Rate)
 			} else {
 				q.rate = &v
 			}
 		}
 	}
 	if raw.Delay != nil {
-		if v, ok := r.time(*raw.Delay, p.with("delay")); ok {
+		if v, ok := r.time(*raw.Delay, p.With("delay")); ok {
 			if v < 0 {
-				r.errorf(p.with("delay"), "must be ≥ 0, got %q", *raw.Delay)
+				r.errorf(p.With("delay"), "must be ≥ 0, got %q", *raw.Delay)
 			} else {
 				q.delay = &v
 			}
 		}
 	}
 	if raw.Buffer != nil {
-		if v, ok := r.bytes(*raw.Buffer, p.with("buffer")); ok {
+		if v, ok := r.bytes(*raw.Buffer, p.With("buffer")); ok {
 			if v <= 0 {
-				r.errorf(p.with("buffer"), "must be > 0, got %q", *raw.Buffer)
+				r.errorf(p.With("buffer"), "must be > 0, got %q", *raw.Buffer)
 			} else {
 				q.buffer = &v
 			}
@@ -135,31 +136,31 @@ func (r *resolver) params(raw *rawParams, p fieldPath) partial {
 	}
 	if raw.MTU != nil {
 		if m := *raw.MTU; m < MinMTU || m > MaxMTU {
-			r.errorf(p.with("mtu"), "must be in [%d, %d] bytes, got %d", MinMTU, MaxMTU, m)
+			r.errorf(p.With("mtu"), "must be in [%d, %d] bytes, got %d", MinMTU, MaxMTU, m)
 		} else {
 			q.mtu = raw.MTU
 		}
 	}
 	if raw.PFC != nil {
-		pp := p.with("pfc")
+		pp := p.With("pfc")
 		c := switchd.PFCConfig{Enabled: true}
 		okOff, okOn := false, true
 		if raw.PFC.XOff == nil {
 			r.errorf(pp, "xoff is required (the ingress bytes that pause the upstream)")
-		} else if c.XOff, okOff = r.bytes(*raw.PFC.XOff, pp.with("xoff")); okOff && c.XOff <= 0 {
-			r.errorf(pp.with("xoff"), "must be > 0, got %q", *raw.PFC.XOff)
+		} else if c.XOff, okOff = r.bytes(*raw.PFC.XOff, pp.With("xoff")); okOff && c.XOff <= 0 {
+			r.errorf(pp.With("xoff"), "must be > 0, got %q", *raw.PFC.XOff)
 			okOff = false
 		}
 		if raw.PFC.XOn != nil {
-			if c.XOn, okOn = r.bytes(*raw.PFC.XOn, pp.with("xon")); okOn && c.XOn < 0 {
-				r.errorf(pp.with("xon"), "must be ≥ 0, got %q", *raw.PFC.XOn)
+			if c.XOn, okOn = r.bytes(*raw.PFC.XOn, pp.With("xon")); okOn && c.XOn < 0 {
+				r.errorf(pp.With("xon"), "must be ≥ 0, got %q", *raw.PFC.XOn)
 				okOn = false
 			}
 		} else {
 			c.XOn = c.XOff / 2
 		}
 		if okOff && okOn && c.XOn >= c.XOff {
-			r.errorf(pp.with("xon"), "must be below xoff (%v), got %v", c.XOff, c.XOn)
+			r.errorf(pp.With("xon"), "must be below xoff (%v), got %v", c.XOff, c.XOn)
 		} else if okOff && okOn {
 			q.pfc = &c
 		}
@@ -167,7 +168,7 @@ func (r *resolver) params(raw *rawParams, p fieldPath) partial {
 	return q
 }
 
-func (r *resolver) rate(s string, p fieldPath) (units.Rate, bool) {
+func (r *resolver) rate(s string, p yamlpos.Path) (units.Rate, bool) {
 	v, err := units.ParseRate(s)
 	if err != nil {
 		r.errorf(p, "%v", err)
@@ -176,7 +177,7 @@ func (r *resolver) rate(s string, p fieldPath) (units.Rate, bool) {
 	return v, true
 }
 
-func (r *resolver) time(s string, p fieldPath) (units.Time, bool) {
+func (r *resolver) time(s string, p yamlpos.Path) (units.Time, bool) {
 	v, err := units.ParseTime(s)
 	if err != nil {
 		r.errorf(p, "%v", err)
@@ -185,7 +186,7 @@ func (r *resolver) time(s string, p fieldPath) (units.Time, bool) {
 	return v, true
 }
 
-func (r *resolver) bytes(s string, p fieldPath) (units.Bytes, bool) {
+func (r *resolver) bytes(s string, p yamlpos.Path) (units.Bytes, bool) {
 	v, err := units.ParseBytes(s)
 	if err != nil {
 		r.errorf(p, "%v", err)
@@ -201,16 +202,16 @@ func (r *resolver) resolve() *Topology {
 	case raw.Name == "":
 		r.errorf(nil, "name is required (the lab name: [a-z0-9-], at most %d characters)", MaxLabName)
 	case len(raw.Name) > MaxLabName || !labNameRE.MatchString(raw.Name):
-		r.errorf(at("name"), "%q: want [a-z0-9-], at most %d characters, not starting or ending with '-'", raw.Name, MaxLabName)
+		r.errorf(yamlpos.At("name"), "%q: want [a-z0-9-], at most %d characters, not starting or ending with '-'", raw.Name, MaxLabName)
 	}
 
 	defaults := DefaultParams
-	r.params(raw.Defaults, at("defaults")).apply(&defaults)
+	r.params(raw.Defaults, yamlpos.At("defaults")).apply(&defaults)
 
 	classes := map[string]partial{}
 	for name := range raw.Classes {
 		c := raw.Classes[name]
-		classes[name] = r.params(&c, at("classes", name))
+		classes[name] = r.params(&c, yamlpos.At("classes", name))
 	}
 
 	// Generated nodes and links first, then the file's own.
@@ -228,10 +229,10 @@ func (r *resolver) resolve() *Topology {
 		r.errorf(nil, "no nodes, links or generator; want nodes and links, or a generator")
 	}
 	for i, n := range raw.Nodes {
-		p := at("nodes", i)
+		p := yamlpos.At("nodes", i)
 		k := Kind(n.Kind)
 		if k != Host && k != Switch {
-			r.errorf(p.with("kind"), "%q: want host or switch", n.Kind)
+			r.errorf(p.With("kind"), "%q: want host or switch", n.Kind)
 		}
 		t.Nodes = append(t.Nodes, Node{Name: n.Name, Kind: k, Line: r.fieldLine(p), Field: p.String()})
 	}
@@ -240,14 +241,14 @@ func (r *resolver) resolve() *Topology {
 		usedClass[c] = true
 	}
 	for i, l := range raw.Links {
-		p := at("links", i)
+		p := yamlpos.At("links", i)
 		if l.A == "" || l.B == "" {
 			r.errorf(p, "a link needs both ends: [a, b] or {a: .., b: ..}")
 		}
 		lk := Link{A: l.A, B: l.B, Class: l.Class, Line: r.fieldLine(p), Field: p.String()}
 		if l.Class != "" {
 			if _, ok := classes[l.Class]; !ok {
-				r.errorf(p.with("class"), "class %q is not defined under classes", l.Class)
+				r.errorf(p.With("class"), "class %q is not defined under classes", l.Class)
 			}
 			usedClass[l.Class] = true
 		}
@@ -270,7 +271,7 @@ func (r *resolver) resolve() *Topology {
 			if len(genClasses) > 0 {
 				known = strings.Join(genClasses, ", ")
 			}
-			r.errorf(at("classes", name), "class %q is used by no link (generated classes: %s)", name, known)
+			r.errorf(yamlpos.At("classes", name), "class %q is used by no link (generated classes: %s)", name, known)
 		}
 	}
 	if t.Generator != nil && t.Generator.Kind == "leaf-spine" {
@@ -301,7 +302,7 @@ func (r *resolver) resolve() *Topology {
 
 func (r *resolver) overrides(t *Topology) {
 	for i, o := range r.raw.Overrides {
-		p := at("overrides", i)
+		p := yamlpos.At("overrides", i)
 		if o.A == "" && o.B == "" && o.Class == "" {
 			r.errorf(p, "an override needs a and b (node names or globs), or a class")
 			continue
@@ -354,7 +355,7 @@ func (r *resolver) features(t *Topology) {
 			t.Nodes[i].Features = DefaultFeatures
 		}
 	}
-	keys := mapKeys(r.root, at("switches"))
+	keys := mapKeys(r.root, yamlpos.At("switches"))
 	if len(keys) != len(r.raw.Switches) { // no AST order (should not happen): sorted
 		keys = slices.Sorted(maps.Keys(r.raw.Switches))
 	}
@@ -367,7 +368,7 @@ func (r *resolver) features(t *Topology) {
 		}
 	}
 	for _, k := range append(globs, exact...) {
-		p := at("switches", k)
+		p := yamlpos.At("switches", k)
 		if _, err := path.Match(k, ""); err != nil {
 			r.errorf(p, "bad glob: %v", err)
 			continue
@@ -409,19 +410,19 @@ type featureSet struct {
 	LB  *switchd.LBConfig
 }
 
-func (r *resolver) featureBlock(raw rawFeatures, p fieldPath) featureSet {
+func (r *resolver) featureBlock(raw rawFeatures, p yamlpos.Path) featureSet {
 	var f featureSet
 	if e := raw.ECN; e != nil {
-		ep := p.with("ecn")
+		ep := p.With("ecn")
 		c := switchd.ECNConfig{Mode: e.Mode}
 		ok := true
 		sz := func(s *string, name string) units.Bytes {
 			if s == nil {
 				return 0
 			}
-			v, good := r.bytes(*s, ep.with(name))
+			v, good := r.bytes(*s, ep.With(name))
 			if good && v <= 0 {
-				r.errorf(ep.with(name), "must be > 0, got %q", *s)
+				r.errorf(ep.With(name), "must be > 0, got %q", *s)
 				good = false
 			}
 			ok = ok && good
@@ -429,7 +430,7 @@ func (r *resolver) featureBlock(raw rawFeatures, p fieldPath) featureSet {
 		}
 		unused := func(name string, set bool) {
 			if set {
-				r.errorf(ep.with(name), "not used by mode %q", e.Mode)
+				r.errorf(ep.With(name), "not used by mode %q", e.Mode)
 				ok = false
 			}
 		}
@@ -456,16 +457,16 @@ func (r *resolver) featureBlock(raw rawFeatures, p fieldPath) featureSet {
 			} else {
 				c.PMax = *e.PMax
 				if ok && c.Max <= c.Min {
-					r.errorf(ep.with("max"), "must be above min (%v), got %v", c.Min, c.Max)
+					r.errorf(ep.With("max"), "must be above min (%v), got %v", c.Min, c.Max)
 					ok = false
 				}
 				if !(c.PMax > 0 && c.PMax <= 1) {
-					r.errorf(ep.with("pmax"), "must be in (0, 1], got %v", c.PMax)
+					r.errorf(ep.With("pmax"), "must be in (0, 1], got %v", c.PMax)
 					ok = false
 				}
 			}
 		default:
-			r.errorf(ep.with("mode"), "%q: want off, step or red", e.Mode)
+			r.errorf(ep.With("mode"), "%q: want off, step or red", e.Mode)
 			ok = false
 		}
 		if ok {
@@ -473,28 +474,28 @@ func (r *resolver) featureBlock(raw rawFeatures, p fieldPath) featureSet {
 		}
 	}
 	if in := raw.INT; in != nil {
-		ip := p.with("int")
+		ip := p.With("int")
 		c := switchd.INTConfig{Mode: in.Mode}
 		ok := true
 		switch in.Mode {
 		case switchd.INTOff, switchd.INTHPCC:
 			if in.MPDUnit != nil {
-				r.errorf(ip.with("mpd_unit"), "not used by mode %q", in.Mode)
+				r.errorf(ip.With("mpd_unit"), "not used by mode %q", in.Mode)
 				ok = false
 			}
 		case switchd.INTMPD:
 			c.MPDUnit = DefaultMPDUnit
 			if in.MPDUnit != nil {
-				v, good := r.time(*in.MPDUnit, ip.with("mpd_unit"))
+				v, good := r.time(*in.MPDUnit, ip.With("mpd_unit"))
 				if good && v <= 0 {
-					r.errorf(ip.with("mpd_unit"), "must be > 0, got %q", *in.MPDUnit)
+					r.errorf(ip.With("mpd_unit"), "must be > 0, got %q", *in.MPDUnit)
 					good = false
 				}
 				ok = good
 				c.MPDUnit = v
 			}
 		default:
-			r.errorf(ip.with("mode"), "%q: want off, mpd or hpcc", in.Mode)
+			r.errorf(ip.With("mode"), "%q: want off, mpd or hpcc", in.Mode)
 			ok = false
 		}
 		if ok {
@@ -502,23 +503,23 @@ func (r *resolver) featureBlock(raw rawFeatures, p fieldPath) featureSet {
 		}
 	}
 	if lb := raw.LB; lb != nil {
-		lp := p.with("lb")
+		lp := p.With("lb")
 		c := switchd.LBConfig{Mode: lb.Mode}
 		ok := true
 		switch lb.Mode {
 		case switchd.LBECMP, switchd.LBSpray, switchd.LBAdaptive, switchd.LBFlowlet:
 		default:
-			r.errorf(lp.with("mode"), "%q: want ecmp, spray, adaptive or flowlet", lb.Mode)
+			r.errorf(lp.With("mode"), "%q: want ecmp, spray, adaptive or flowlet", lb.Mode)
 			ok = false
 		}
 		if lb.FlowletGap != nil {
 			if lb.Mode != switchd.LBFlowlet {
-				r.errorf(lp.with("flowlet_gap"), "only used by mode flowlet")
+				r.errorf(lp.With("flowlet_gap"), "only used by mode flowlet")
 				ok = false
-			} else if v, good := r.time(*lb.FlowletGap, lp.with("flowlet_gap")); !good {
+			} else if v, good := r.time(*lb.FlowletGap, lp.With("flowlet_gap")); !good {
 				ok = false
 			} else if v <= 0 {
-				r.errorf(lp.with("flowlet_gap"), "must be > 0, got %q", *lb.FlowletGap)
+				r.errorf(lp.With("flowlet_gap"), "must be > 0, got %q", *lb.FlowletGap)
 				ok = false
 			} else {
 				c.FlowletGap = v
@@ -529,12 +530,12 @@ func (r *resolver) featureBlock(raw rawFeatures, p fieldPath) featureSet {
 		}
 		if lb.Quantum != nil {
 			if lb.Mode != switchd.LBAdaptive {
-				r.errorf(lp.with("quantum"), "only used by mode adaptive")
+				r.errorf(lp.With("quantum"), "only used by mode adaptive")
 				ok = false
-			} else if v, good := r.bytes(*lb.Quantum, lp.with("quantum")); !good {
+			} else if v, good := r.bytes(*lb.Quantum, lp.With("quantum")); !good {
 				ok = false
 			} else if v <= 0 {
-				r.errorf(lp.with("quantum"), "must be > 0, got %q", *lb.Quantum)
+				r.errorf(lp.With("quantum"), "must be > 0, got %q", *lb.Quantum)
 				ok = false
 			} else {
 				c.Quantum = v

@@ -59,7 +59,6 @@
 package topo
 
 import (
-	"math"
 	"slices"
 
 	"reef/switchd"
@@ -181,23 +180,23 @@ func (t *Topology) names(k Kind) []string {
 	return out
 }
 
-// Scale returns a copy of t with every link delay multiplied by tau and every link rate
-// divided by tau (DESIGN principle 4: paper units in, laptop units out). Buffers, MTUs,
+// Scale returns a copy of t with every link delay multiplied by τ and every link rate
+// divided by τ (DESIGN principle 4: paper units in, laptop units out). Buffers, MTUs,
 // and feature thresholds in bytes are unchanged; INT MPD units and flowlet gaps (times)
-// are multiplied by tau. tau must be > 0.
-func (t *Topology) Scale(tau float64) *Topology {
+// are multiplied by τ.
+func (t *Topology) Scale(ts units.TimeScale) *Topology {
 	c := *t
 	c.Nodes = slices.Clone(t.Nodes)
 	c.Links = slices.Clone(t.Links)
 	for i := range c.Links {
 		l := &c.Links[i]
-		l.Delay = l.Delay.Scale(tau)
-		l.Rate = units.Rate(math.Round(float64(l.Rate) / tau))
+		l.Delay = ts.Time(l.Delay)
+		l.Rate = ts.Rate(l.Rate)
 	}
 	for i := range c.Nodes {
 		f := &c.Nodes[i].Features
-		f.INT.MPDUnit = f.INT.MPDUnit.Scale(tau)
-		f.LB.FlowletGap = f.LB.FlowletGap.Scale(tau)
+		f.INT.MPDUnit = ts.Time(f.INT.MPDUnit)
+		f.LB.FlowletGap = ts.Time(f.LB.FlowletGap)
 	}
 	return &c
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml/parser"
 
+	"reef/emulator/internal/yamlpos"
 	"reef/switchd"
 	"reef/units"
 )
@@ -377,7 +378,7 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := mappingValues(unwrap(f.Docs[0].Body))[1].Value
+	node := yamlpos.Entries(f.Docs[0].Body)[1].Value
 	_, err = DecodeNode("exp.yaml", node)
 	if err == nil || !strings.Contains(err.Error(), `exp.yaml:7: classes.bottleneck.rate: must be > 0`) {
 		t.Errorf("DecodeNode error = %v; want exp.yaml:7: classes.bottleneck.rate", err)

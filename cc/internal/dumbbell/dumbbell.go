@@ -1,9 +1,9 @@
 // Package dumbbell runs congestion-control algorithms on a small virtual-time dumbbell
 // for their behaviour tests: N senders with fast NICs share one slower switch port
-// toward a receiver (hostd/hosttest's one-switch network, which queues, drops and
-// stamps the Poseidon MPD field from its computed departure schedule). It measures what
-// the behaviour tests assert: per-flow goodput over an interval, Jain's index, and the
-// bottleneck queue seen by the flows.
+// toward a receiver (hostd/hosttest's network of one real switchd.Switch, which queues,
+// drops and stamps the Poseidon MPD field from its computed departure schedule). It
+// measures what the behaviour tests assert: per-flow goodput over an interval, Jain's
+// index, and the bottleneck queue seen by the flows.
 package dumbbell
 
 import (
@@ -32,6 +32,8 @@ type Config struct {
 	// [0, Jitter) (seeded), which breaks the phase locking of paced flows that a
 	// noise-free simulation otherwise shows.
 	Jitter units.Time
+	// Seed seeds the jitter and the switch (0: 1).
+	Seed uint64
 }
 
 // Net is a running dumbbell.
@@ -49,7 +51,7 @@ const ackBytes = 100
 // New builds the dumbbell; mk builds flow i's algorithm from its environment (MSS,
 // frame size, NIC rate, base RTT and path hops filled in).
 func New(cfg Config, mk func(i int, env cc.Env) (cc.Algorithm, error)) (*Net, error) {
-	hc := hosttest.Config{Delay: cfg.Delay, MPDUnit: cfg.MPDUnit, Seed: 1}
+	hc := hosttest.Config{Delay: cfg.Delay, MPDUnit: cfg.MPDUnit, Seed: max(cfg.Seed, 1)}
 	n := &Net{cfg: cfg}
 	if cfg.Jitter > 0 {
 		hc.Jitter = func(units.Time, wire.View) units.Time { return units.Time(n.Rand.Int64N(int64(cfg.Jitter))) }

@@ -8,12 +8,13 @@ import (
 	"errors"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+
+	"reef/emulator/internal/yamlpos"
 )
 
 // maxErrors bounds the decode passes: a file with more bad entries than this reports
@@ -56,7 +57,7 @@ type drop struct {
 	m    *ast.MappingNode
 	i    int
 	v    *ast.MappingValueNode
-	path Path
+	path yamlpos.Path
 }
 
 var quotedRe = regexp.MustCompile(`"([^"]+)"`)
@@ -74,7 +75,7 @@ func locate(root ast.Node, err error) (drop, bool) {
 		quoted = m[1]
 	}
 	var byToken, byValue *drop
-	walk(root, nil, func(m *ast.MappingNode, i int, path Path) {
+	walk(root, nil, func(m *ast.MappingNode, i int, path yamlpos.Path) {
 		mv := m.Values[i]
 		if tk != nil && (samePos(mv.Key, tk) || samePos(mv.Value, tk)) {
 			byToken = &drop{m: m, i: i, path: path} // later (deeper) matches win
@@ -94,62 +95,26 @@ func locate(root ast.Node, err error) (drop, bool) {
 
 // walk calls visit for every entry of every mapping under n, in document order, with
 // the entry's path from the root.
-func walk(n ast.Node, path Path, visit func(m *ast.MappingNode, i int, path Path)) {
-	switch v := n.(type) {
-	case *ast.DocumentNode:
-		walk(v.Body, path, visit)
-	case *ast.TagNode:
-		walk(v.Value, path, visit)
-	case *ast.AnchorNode:
-		walk(v.Value, path, visit)
+func walk(n ast.Node, path yamlpos.Path, visit func(m *ast.MappingNode, i int, path yamlpos.Path)) {
+	switch v := yamlpos.Unwrap(n).(type) {
 	case *ast.MappingNode:
 		for i, mv := range v.Values {
-			p := append(slices.Clip(path), keyString(mv.Key))
+			p := path.With(yamlpos.Key(mv.Key))
 			visit(v, i, p)
 			walk(mv.Value, p, visit)
 		}
 	case *ast.SequenceNode:
 		for i, e := range v.Values {
-			walk(e, append(slices.Clip(path), i), visit)
+			walk(e, path.With(i), visit)
 		}
 	}
-}
-
-func keyString(k ast.MapKeyNode) string {
-	if s, ok := k.(*ast.StringNode); ok {
-		return s.Value
-	}
-	if k == nil {
-		return ""
-	}
-	return k.String()
-}
-
-// Path names a field in a document: string keys and int sequence indices.
-type Path []any
-
-// String writes the path as reef's messages do: flows[0].params.
-func (p Path) String() string {
-	var b strings.Builder
-	for i, e := range p {
-		switch v := e.(type) {
-		case int:
-			b.WriteString("[" + strconv.Itoa(v) + "]")
-		case string:
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(v)
-		}
-	}
-	return b.String()
 }
 
 // FieldError is a decode error about the entry at Path. Its message names the path
 // before the decoder's own ("flows[0].sise: unknown field \"sise\""); it keeps the
 // decoder error's token and source excerpt.
 type FieldError struct {
-	Path Path
+	Path yamlpos.Path
 	Err  error
 }
 

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"bufio"
@@ -48,33 +48,10 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
-// WriteRun writes a run directory: summary.json, the raw results (results.json, and the
-// time series as flows.csv and queues.csv), input.json (so `reef report` can recompute),
-// plots/*.png and *.svg, and report.html. run may be nil when the summary already holds
-// it (it always does when it came from Summarize).
-func WriteRun(dir string, s *Summary, run *results.Run) error {
-	if err := WriteRunData(dir, s, run); err != nil {
-		return err
-	}
-	figs, err := s.runFigures()
-	if err != nil {
-		return err
-	}
-	if err := writeFigures(dir, figs); err != nil {
-		return err
-	}
-	page, err := s.html(figs)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
-}
-
-// WriteRunData is WriteRun without the plots and report.html (reef run --no-figures):
-// what `reef report` needs to draw them later.
+// WriteRunData writes a run's data to dir: summary.json, the raw results (results.json,
+// and the time series as flows.csv and queues.csv) and input.json, so that `reef
+// report` can recompute the summary and draw it later (emulator/render). run may be nil
+// when the summary already holds it (it always does when it came from Summarize).
 func WriteRunData(dir string, s *Summary, run *results.Run) error {
 	if s == nil || s.in == nil {
 		return errors.New("report: WriteRun needs a summary made by Summarize")
@@ -211,20 +188,6 @@ func ReadSummary(path string) (*Summary, error) {
 	return s, nil
 }
 
-// Rerender recomputes a run directory's summary, plots and report.html from its raw
-// results (LoadRun, SummarizeInput, WriteRun).
-func Rerender(dir string) (*Summary, error) {
-	in, err := LoadRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	s, err := SummarizeInput(in)
-	if err != nil {
-		return nil, err
-	}
-	return s, WriteRun(dir, s, nil)
-}
-
 // RunEntry is one run of a sweep: its directory and its summary (from Summarize).
 type RunEntry struct {
 	Dir     string
@@ -259,17 +222,10 @@ type SweepRun struct {
 	LatenessP99US float64           `json:"lateness_p99_us"`
 }
 
-// WriteSweep writes a sweep's combined report in dir: sweep.json, the sweep plots under
-// plots/ and report.html linking every run's own report. Each run should already be
-// written (WriteRun) in its Dir. Checks that compare runs are evaluated here; the
-// returned Sweep says whether every check held.
-func WriteSweep(dir string, runs []RunEntry) (*Sweep, error) { return writeSweep(dir, runs, true) }
-
-// WriteSweepData is WriteSweep without the sweep plots and report.html: sweep.json only
-// (reef run --no-figures; `reef report` draws them later).
-func WriteSweepData(dir string, runs []RunEntry) (*Sweep, error) { return writeSweep(dir, runs, false) }
-
-func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
+// WriteSweepData evaluates a sweep's checks over its runs and writes sweep.json in dir.
+// Each run should already be written in its Dir. Checks that compare runs are evaluated
+// here; the returned Sweep says whether every check held.
+func WriteSweepData(dir string, runs []RunEntry) (*Sweep, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("report: a sweep needs at least one run")
 	}
@@ -278,7 +234,6 @@ func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
 	}
 	w := &Sweep{Pass: true}
 	var envs []*expect.Env
-	var sums []*Summary
 	for i, r := range runs {
 		s := r.Summary
 		if s == nil || s.env == nil || s.in == nil {
@@ -298,7 +253,6 @@ func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
 		w.Runs = append(w.Runs, SweepRun{Dir: filepath.ToSlash(rel), Run: s.Run, Vars: s.Vars, Backend: s.Backend,
 			Pass: s.Pass, Fidelity: s.Fidelity.Verdict, LatenessP99US: s.Fidelity.LatenessP99US})
 		envs = append(envs, s.env)
-		sums = append(sums, s)
 	}
 	w.Expectations = expect.Evaluate(runs[0].Summary.in.Expectations, envs)
 	for _, r := range w.Expectations {
@@ -312,88 +266,14 @@ func writeSweep(dir string, runs []RunEntry, figures bool) (*Sweep, error) {
 	if err := writeJSON(filepath.Join(dir, SweepFile), w); err != nil {
 		return nil, err
 	}
-	if !figures {
-		return w, nil
-	}
-	figs, tables, err := sweepFigures(sums)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFigures(dir, figs); err != nil {
-		return nil, err
-	}
-	page, err := w.html(figs, tables)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
 	return w, nil
 }
 
-// RerenderSweep re-renders every run of the sweep in dir (listed in its sweep.json) and
-// then the sweep's own report.
-func RerenderSweep(dir string) (*Sweep, error) {
-	var old Sweep
-	if err := readJSON(filepath.Join(dir, SweepFile), &old); err != nil {
+// ReadSweep reads sweep.json from a sweep directory.
+func ReadSweep(dir string) (*Sweep, error) {
+	var w Sweep
+	if err := readJSON(filepath.Join(dir, SweepFile), &w); err != nil {
 		return nil, err
 	}
-	var runs []RunEntry
-	for _, r := range old.Runs {
-		rd := filepath.Join(dir, filepath.FromSlash(r.Dir))
-		s, err := Rerender(rd)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, RunEntry{Dir: rd, Summary: s})
-	}
-	return WriteSweep(dir, runs)
-}
-
-// RenderDir re-renders whatever dir holds: one run (it has results.json), or a sweep
-// (it has sweep.json, or sub-directories that hold runs, which are then rendered in name
-// order and combined). pass says whether every expectation held.
-func RenderDir(dir string) (pass bool, err error) {
-	if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
-		s, err := Rerender(dir)
-		if err != nil {
-			return false, err
-		}
-		return s.Pass, nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, SweepFile)); err == nil {
-		w, err := RerenderSweep(dir)
-		if err != nil {
-			return false, err
-		}
-		return w.Pass, nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false, fmt.Errorf("report: %w", err)
-	}
-	var runs []RunEntry
-	for _, e := range ents {
-		sub := filepath.Join(dir, e.Name())
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(sub, ResultsFile)); err != nil {
-			continue
-		}
-		s, err := Rerender(sub)
-		if err != nil {
-			return false, err
-		}
-		runs = append(runs, RunEntry{Dir: sub, Summary: s})
-	}
-	if len(runs) == 0 {
-		return false, fmt.Errorf("report: %s holds no run (no %s in it or its sub-directories)", dir, ResultsFile)
-	}
-	w, err := WriteSweep(dir, runs)
-	if err != nil {
-		return false, err
-	}
-	return w.Pass, nil
+	return &w, nil
 }

@@ -1,4 +1,9 @@
-package report
+// Package comparison compares what two runs, or two experiments' sweeps, measured: the
+// same flows, groups and queues side by side with their differences, in emulator units
+// when both ran at the same time scale and in paper units when not
+// (analysis.Summary.InPaperUnits). It reads summaries only (emulator/analysis), never raw
+// results; `reef compare` is its user.
+package comparison
 
 import (
 	"encoding/json"
@@ -11,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"reef/emulator/analysis"
 )
 
 // Diff is one value in two runs: B − A absolutely and relative to A.
@@ -129,16 +136,16 @@ type Comparison struct {
 // Compare matches flows and queues of a and b by name and computes their differences:
 // in emulator units when a and b ran at the same time scale, in paper units (each
 // through its own τ, see InPaperUnits) when not.
-func Compare(a, b *Summary) *Comparison {
+func Compare(a, b *analysis.Summary) *Comparison {
 	c := &Comparison{A: label(a), B: label(b), Units: EmulatorUnits,
-		TimeScaleA: a.timeScale(), TimeScaleB: b.timeScale(),
+		TimeScaleA: a.Scale().Tau(), TimeScaleB: b.Scale().Tau(),
 		FidelityA: a.Fidelity.Verdict, FidelityB: b.Fidelity.Verdict,
-		FidelityWhyA: DegradedWhy(a.Fidelity), FidelityWhyB: DegradedWhy(b.Fidelity)}
+		FidelityWhyA: analysis.DegradedWhy(a.Fidelity), FidelityWhyB: analysis.DegradedWhy(b.Fidelity)}
 	if c.TimeScaleA != c.TimeScaleB {
 		a, b = a.InPaperUnits(), b.InPaperUnits()
 		c.Units = PaperUnits
 	}
-	bg := map[string]*Group{}
+	bg := map[string]*analysis.Group{}
 	for i := range b.Groups {
 		bg[b.Groups[i].Name] = &b.Groups[i]
 	}
@@ -149,9 +156,9 @@ func Compare(a, b *Summary) *Comparison {
 			c.OnlyA = append(c.OnlyA, "group "+ga.Name)
 			continue
 		}
-		p50 := func(p *Pct) float64 { return p.P50 }
-		p99 := func(p *Pct) float64 { return p.P99 }
-		count := func(p *Pct) float64 { return float64(p.Count) }
+		p50 := func(p *analysis.Pct) float64 { return p.P50 }
+		p99 := func(p *analysis.Pct) float64 { return p.P99 }
+		count := func(p *analysis.Pct) float64 { return float64(p.Count) }
 		c.Groups = append(c.Groups, GroupDiff{Name: ga.Name,
 			Goodput:      diff(ga.GoodputBps, gb.GoodputBps),
 			RTTP99:       diff(pctField(ga.RTTUS, p99), pctField(gb.RTTUS, p99)),
@@ -160,7 +167,7 @@ func Compare(a, b *Summary) *Comparison {
 			FinishedFlow: diff(pctField(ga.Slowdown, count), pctField(gb.Slowdown, count)),
 		})
 	}
-	bf := map[string]*Flow{}
+	bf := map[string]*analysis.Flow{}
 	for i := range b.Flows {
 		bf[b.Flows[i].Name] = &b.Flows[i]
 	}
@@ -175,8 +182,8 @@ func Compare(a, b *Summary) *Comparison {
 		seen[fa.Name] = true
 		c.Flows = append(c.Flows, FlowDiff{Name: fa.Name, Group: fa.Group, LongLived: fa.SizeBytes == 0,
 			Goodput: diff(fa.GoodputBps, fb.GoodputBps),
-			RTTP50:  diff(pctField(fa.RTTUS, func(p *Pct) float64 { return p.P50 }), pctField(fb.RTTUS, func(p *Pct) float64 { return p.P50 })),
-			RTTP99:  diff(pctField(fa.RTTUS, func(p *Pct) float64 { return p.P99 }), pctField(fb.RTTUS, func(p *Pct) float64 { return p.P99 })),
+			RTTP50:  diff(pctField(fa.RTTUS, func(p *analysis.Pct) float64 { return p.P50 }), pctField(fb.RTTUS, func(p *analysis.Pct) float64 { return p.P50 })),
+			RTTP99:  diff(pctField(fa.RTTUS, func(p *analysis.Pct) float64 { return p.P99 }), pctField(fb.RTTUS, func(p *analysis.Pct) float64 { return p.P99 })),
 			FCT:     diff(optional(fa.FCTUS), optional(fb.FCTUS)),
 		})
 	}
@@ -185,7 +192,7 @@ func Compare(a, b *Summary) *Comparison {
 			c.OnlyB = append(c.OnlyB, "flow "+f.Name)
 		}
 	}
-	bq := map[string]*Queue{}
+	bq := map[string]*analysis.Queue{}
 	for i := range b.Queues {
 		bq[b.Queues[i].Name] = &b.Queues[i]
 	}
@@ -198,7 +205,7 @@ func Compare(a, b *Summary) *Comparison {
 			continue
 		}
 		seenQ[qa.Name] = true
-		get := func(q *Queue, f func(*Pct) float64) float64 {
+		get := func(q *analysis.Queue, f func(*analysis.Pct) float64) float64 {
 			if q.QueueDelayUS == nil {
 				return 0 // no samples: an empty queue
 			}
@@ -206,9 +213,9 @@ func Compare(a, b *Summary) *Comparison {
 		}
 		c.Queues = append(c.Queues, QueueDiff{Name: qa.Name, MTU: qa.MTU,
 			Utilisation: diff(qa.Utilisation, qb.Utilisation),
-			DelayMean:   diff(get(qa, func(p *Pct) float64 { return p.Mean }), get(qb, func(p *Pct) float64 { return p.Mean })),
-			DelayP50:    diff(get(qa, func(p *Pct) float64 { return p.P50 }), get(qb, func(p *Pct) float64 { return p.P50 })),
-			DelayP99:    diff(get(qa, func(p *Pct) float64 { return p.P99 }), get(qb, func(p *Pct) float64 { return p.P99 })),
+			DelayMean:   diff(get(qa, func(p *analysis.Pct) float64 { return p.Mean }), get(qb, func(p *analysis.Pct) float64 { return p.Mean })),
+			DelayP50:    diff(get(qa, func(p *analysis.Pct) float64 { return p.P50 }), get(qb, func(p *analysis.Pct) float64 { return p.P50 })),
+			DelayP99:    diff(get(qa, func(p *analysis.Pct) float64 { return p.P99 }), get(qb, func(p *analysis.Pct) float64 { return p.P99 })),
 			BytesMean:   diff(meanBytes(qa), meanBytes(qb)),
 			PacketDelay: diff(qa.PacketDelayUS, qb.PacketDelayUS),
 			Drops:       diff(float64(qa.Drops), float64(qb.Drops)),
@@ -222,7 +229,7 @@ func Compare(a, b *Summary) *Comparison {
 	return c
 }
 
-func label(s *Summary) string {
+func label(s *analysis.Summary) string {
 	l := s.Run
 	if l == "" {
 		l = s.Experiment
@@ -230,121 +237,7 @@ func label(s *Summary) string {
 	return fmt.Sprintf("%s (%s)", l, s.Backend)
 }
 
-// timeScale is the summary's τ, 1 when it has none (a summary written without one).
-func (s *Summary) timeScale() float64 {
-	if s.TimeScale <= 0 || math.IsNaN(s.TimeScale) || math.IsInf(s.TimeScale, 0) {
-		return 1
-	}
-	return s.TimeScale
-}
-
-// InPaperUnits returns a copy of s with every rate and time in the paper's units: rates
-// × τ and times ÷ τ, by s's own τ (TimeScale; 1 when it has none). A value with a
-// *_paper field takes it; one without (PacketDelayUS, LineRateBps, PauseUS, the
-// fidelity times, …) is derived from the emulator field. Sizes, utilisation, drops,
-// marks, share ratios and slowdowns are unit-free and stay as they are. The copy has
-// TimeScale 1 and no *_paper fields; its expectation results keep the values they were
-// evaluated with (emulator units), and it shares s's maps and expectation slices, so
-// neither should be changed.
-func (s *Summary) InPaperUnits() *Summary {
-	tau := s.timeScale()
-	c := *s
-	c.in, c.env, c.hostRTT = nil, nil, nil
-	c.TimeScale = 1
-	t := func(us float64) float64 { return us / tau }
-	r := func(bps float64) float64 { return bps * tau }
-	rate := func(bps float64, paper *float64) float64 {
-		if paper != nil {
-			return *paper
-		}
-		return r(bps)
-	}
-	optTime := func(us, paper *float64) *float64 {
-		switch {
-		case paper != nil:
-			return ptr(*paper)
-		case us != nil:
-			return ptr(t(*us))
-		}
-		return nil
-	}
-	pctTime := func(p, paper *Pct) *Pct {
-		if paper != nil {
-			q := *paper
-			return &q
-		}
-		return p.scaled(1 / tau)
-	}
-	c.DurationUS, c.WindowUS = t(s.DurationUS), [2]float64{t(s.WindowUS[0]), t(s.WindowUS[1])}
-	c.Flows = make([]Flow, len(s.Flows))
-	for i, f := range s.Flows {
-		f.GoodputBps, f.FairShareBps = rate(f.GoodputBps, f.GoodputBpsPaper), rate(f.FairShareBps, f.FairShareBpsPaper)
-		f.FairShareWireBps, f.LineRateBps = r(f.FairShareWireBps), r(f.LineRateBps)
-		f.StartUS = t(f.StartUS)
-		f.RTTUS = pctTime(f.RTTUS, f.RTTUSPaper)
-		f.FCTUS, f.IdealFCTUS = optTime(f.FCTUS, f.FCTUSPaper), optTime(f.IdealFCTUS, nil)
-		f.GoodputBpsPaper, f.FairShareBpsPaper, f.RTTUSPaper, f.FCTUSPaper = nil, nil, nil, nil
-		c.Flows[i] = f
-	}
-	c.Groups = make([]Group, len(s.Groups))
-	for i, g := range s.Groups {
-		g.GoodputBps, g.FairShareBps = rate(g.GoodputBps, g.GoodputBpsPaper), r(g.FairShareBps)
-		g.RTTUS, g.FCTUS = pctTime(g.RTTUS, g.RTTUSPaper), pctTime(g.FCTUS, g.FCTUSPaper)
-		g.GoodputBpsPaper, g.RTTUSPaper, g.FCTUSPaper = nil, nil, nil
-		c.Groups[i] = g
-	}
-	c.FCTBuckets = make([]Bucket, len(s.FCTBuckets))
-	for i, b := range s.FCTBuckets {
-		b.FCTUS = pctTime(b.FCTUS, nil)
-		c.FCTBuckets[i] = b
-	}
-	c.Queues = make([]Queue, len(s.Queues))
-	for i, q := range s.Queues {
-		q.RateBps = r(q.RateBps)
-		q.QueueDelayUS = pctTime(q.QueueDelayUS, q.QueueDelayUSPaper)
-		q.PacketDelayUS, q.PauseUS = t(q.PacketDelayUS), t(q.PauseUS)
-		q.QueueDelayUSPaper = nil
-		c.Queues[i] = q
-	}
-	f := &c.Fidelity
-	f.SkewP99US, f.SkewMaxUS = t(f.SkewP99US), t(f.SkewMaxUS)
-	f.LatenessP50US, f.LatenessP99US, f.LatenessMaxUS = t(f.LatenessP50US), t(f.LatenessP99US), t(f.LatenessMaxUS)
-	return &c
-}
-
-// DegradedWhy says what made a run with this fidelity degraded ("" when it is not).
-func DegradedWhy(f Fidelity) string {
-	if f.Verdict != "degraded" {
-		return ""
-	}
-	var why []string
-	if f.SkewRatio > 1 {
-		at := ""
-		if f.WorstPort != "" {
-			at = " at " + f.WorstPort
-		}
-		why = append(why, fmt.Sprintf("p99 schedule skew %.3g× what it may be%s", f.SkewRatio, at))
-	}
-	if f.LateRatio > 1 {
-		at := ""
-		if f.LatePort != "" {
-			at = " at " + f.LatePort
-		}
-		why = append(why, fmt.Sprintf("p99 release lateness %.3g× what it may be%s", f.LateRatio, at))
-	}
-	if f.StallFraction > MaxStallFraction {
-		why = append(why, fmt.Sprintf("%s's daemon stalled for %.1f%% of the run", f.StallHost, 100*f.StallFraction))
-	}
-	if f.StaleTimers > 0 {
-		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
-	}
-	if f.Tunnel != "" {
-		why = append(why, "the tunnel "+f.Tunnel+" (transit, clock offset and jitter against the cut links' delay)")
-	}
-	return strings.Join(why, "; ")
-}
-
-func pctField(p *Pct, f func(*Pct) float64) float64 {
+func pctField(p *analysis.Pct, f func(*analysis.Pct) float64) float64 {
 	if p == nil {
 		return math.NaN()
 	}
@@ -431,7 +324,7 @@ func (c *Comparison) worstQueueDelay() (QueueDiff, bool) {
 		}
 		mtu := q.MTU
 		if mtu <= 0 {
-			mtu = unknownMTU
+			mtu = analysis.UnknownMTU
 		}
 		if max(q.BytesMean.A, q.BytesMean.B) < float64(mtu) {
 			return math.NaN() // under a packet
@@ -441,7 +334,7 @@ func (c *Comparison) worstQueueDelay() (QueueDiff, bool) {
 }
 
 // meanBytes is q's time-average backlog (0 with no samples: an empty queue).
-func meanBytes(q *Queue) float64 {
+func meanBytes(q *analysis.Queue) float64 {
 	if q.QueueBytes == nil {
 		return 0
 	}
@@ -726,7 +619,7 @@ type ResultSet struct {
 // Point is one run of a ResultSet.
 type Point struct {
 	Name    string
-	Summary *Summary
+	Summary *analysis.Summary
 }
 
 // ReadResults reads what path holds: summary.json (a file, or a directory holding
@@ -739,21 +632,21 @@ func ReadResults(path string) (*ResultSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	if !st.IsDir() || exists(filepath.Join(path, SummaryFile)) {
-		s, err := ReadSummary(path)
+	if !st.IsDir() || exists(filepath.Join(path, analysis.SummaryFile)) {
+		s, err := analysis.ReadSummary(path)
 		if err != nil {
 			return nil, err
 		}
 		return &ResultSet{Path: path, Points: []Point{{Summary: s}}}, nil
 	}
 	rs := &ResultSet{Path: path, Experiment: true}
-	if sf := filepath.Join(path, SweepFile); exists(sf) {
-		var sw Sweep
-		if err := readJSON(sf, &sw); err != nil {
+	if sf := filepath.Join(path, analysis.SweepFile); exists(sf) {
+		sw, err := analysis.ReadSweep(path)
+		if err != nil {
 			return nil, err
 		}
 		for _, r := range sw.Runs {
-			s, err := ReadSummary(filepath.Join(path, filepath.FromSlash(r.Dir)))
+			s, err := analysis.ReadSummary(filepath.Join(path, filepath.FromSlash(r.Dir)))
 			if err != nil {
 				return nil, fmt.Errorf("report: %s lists run %s: %w", sf, r.Dir, err)
 			}
@@ -770,17 +663,17 @@ func ReadResults(path string) (*ResultSet, error) {
 	}
 	for _, e := range ents { // os.ReadDir sorts by name
 		sub := filepath.Join(path, e.Name())
-		if !e.IsDir() || !exists(filepath.Join(sub, SummaryFile)) {
+		if !e.IsDir() || !exists(filepath.Join(sub, analysis.SummaryFile)) {
 			continue
 		}
-		s, err := ReadSummary(sub)
+		s, err := analysis.ReadSummary(sub)
 		if err != nil {
 			return nil, err
 		}
 		rs.Points = append(rs.Points, Point{Name: e.Name(), Summary: s})
 	}
 	if len(rs.Points) == 0 {
-		return nil, fmt.Errorf("report: %s holds no %s, no %s and no run directory with a %s", path, SummaryFile, SweepFile, SummaryFile)
+		return nil, fmt.Errorf("report: %s holds no %s, no %s and no run directory with a %s", path, analysis.SummaryFile, analysis.SweepFile, analysis.SummaryFile)
 	}
 	return rs, nil
 }
@@ -870,7 +763,7 @@ func CompareSweeps(a, b *ResultSet, l Limits) (*SweepComparison, error) {
 	sc := &SweepComparison{A: a.Path, B: b.Path, Limits: l, Pass: true,
 		ExperimentA: a.Points[0].Summary.Experiment, ExperimentB: b.Points[0].Summary.Experiment,
 		BackendA: a.Points[0].Summary.Backend, BackendB: b.Points[0].Summary.Backend}
-	inB := map[string]*Summary{}
+	inB := map[string]*analysis.Summary{}
 	for _, p := range b.Points {
 		inB[p.Name] = p.Summary
 	}

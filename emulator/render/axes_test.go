@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"reef/emulator/analysis"
 
 	"reef/emulator/expect"
 )
@@ -95,13 +97,13 @@ func TestSweepCheckAtOneValueIsATable(t *testing.T) {
 		expect.Spec{Name: "starved", When: "M > 0", Check: "b.goodput < 0.9 * b.fair_share", Claim: "b starves"},
 	)
 	dir := t.TempDir()
-	var runs []RunEntry
+	var runs []analysis.RunEntry
 	for _, r := range []struct {
 		m, n string
 		b    float64
 	}{{"0", "2", 1}, {"0", "4", 1}, {"2", "2", 0.5}, {"2", "4", 0.25}} {
 		sc, run := testRun("exp/cc=swift,M="+r.m+",N="+r.n, 1, r.b)
-		s, err := Summarize(p, sc, run, xs)
+		s, err := analysis.Summarize(p, sc, run, xs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,12 +111,12 @@ func TestSweepCheckAtOneValueIsATable(t *testing.T) {
 		if err := WriteRun(rd, s, nil); err != nil {
 			t.Fatal(err)
 		}
-		runs = append(runs, RunEntry{Dir: rd, Summary: s})
+		runs = append(runs, analysis.RunEntry{Dir: rd, Summary: s})
 	}
 	if _, err := WriteSweep(dir, runs); err != nil {
 		t.Fatal(err)
 	}
-	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	page, err := os.ReadFile(filepath.Join(dir, analysis.HTMLFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package report
+package comparison
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"reef/emulator/analysis"
 )
 
 // paperResult is one result in the paper's units: a flow f1 (long-lived) and a message
@@ -21,33 +23,33 @@ var paper1 = paperResult{goodput: 40e9, rttP50: 10, rttP99: 20, fct: 50, qdelay:
 // summaryAt is r as a run at time scale tau records it: emulator rates are the paper's
 // ÷ τ and times × τ; withPaper also fills the *_paper fields (as Summarize does when τ ≠
 // 1). Unit-free values (utilisation, drops, slowdown) are the same at every τ.
-func summaryAt(r paperResult, tau float64, withPaper bool) *Summary {
+func summaryAt(r paperResult, tau float64, withPaper bool) *analysis.Summary {
 	rate := func(v float64) float64 { return v / tau }
 	tm := func(v float64) float64 { return v * tau }
-	rtt := &Pct{Count: 10, Mean: tm(r.rttP50), P50: tm(r.rttP50), P99: tm(r.rttP99)}
-	qd := &Pct{Count: 10, Mean: tm(r.qdelay), P50: tm(r.qdelay), P99: tm(2 * r.qdelay)}
+	rtt := &analysis.Pct{Count: 10, Mean: tm(r.rttP50), P50: tm(r.rttP50), P99: tm(r.rttP99)}
+	qd := &analysis.Pct{Count: 10, Mean: tm(r.qdelay), P50: tm(r.qdelay), P99: tm(2 * r.qdelay)}
 	slow := 1.5
-	s := &Summary{Experiment: "x", Run: "x/p", Backend: "sim", TimeScale: tau, Fidelity: Fidelity{Verdict: "ok"},
-		Flows: []Flow{
+	s := &analysis.Summary{Experiment: "x", Run: "x/p", Backend: "sim", TimeScale: tau, Fidelity: analysis.Fidelity{Verdict: "ok"},
+		Flows: []analysis.Flow{
 			{Name: "f1", Group: "g", GoodputBps: rate(r.goodput), RTTUS: rtt},
 			{Name: "m1", Group: "g", SizeBytes: 100000, GoodputBps: rate(r.goodput / 2), FCTUS: ptr(tm(r.fct)), Slowdown: &slow},
 		},
-		Groups: []Group{{Name: "g", Flows: 2, GoodputBps: rate(1.5 * r.goodput), RTTUS: rtt,
-			Slowdown: &Pct{Count: 1, Mean: slow, P50: slow, P99: slow}}},
-		Queues: []Queue{{Name: "s1:p1", Utilisation: 0.9, Drops: 3, QueueDelayUS: qd, PacketDelayUS: tm(r.pktDelay),
-			QueueBytes: &Pct{Count: 10, Mean: 10000, P50: 10000, P99: 20000}}},
+		Groups: []analysis.Group{{Name: "g", Flows: 2, GoodputBps: rate(1.5 * r.goodput), RTTUS: rtt,
+			Slowdown: &analysis.Pct{Count: 1, Mean: slow, P50: slow, P99: slow}}},
+		Queues: []analysis.Queue{{Name: "s1:p1", Utilisation: 0.9, Drops: 3, QueueDelayUS: qd, PacketDelayUS: tm(r.pktDelay),
+			QueueBytes: &analysis.Pct{Count: 10, Mean: 10000, P50: 10000, P99: 20000}}},
 	}
 	if withPaper {
 		for i := range s.Flows {
 			f := &s.Flows[i]
-			f.GoodputBpsPaper, f.RTTUSPaper = s.paperRate(f.GoodputBps), s.paperPct(f.RTTUS)
+			f.GoodputBpsPaper, f.RTTUSPaper = s.PaperRate(f.GoodputBps), s.PaperPct(f.RTTUS)
 			if f.FCTUS != nil {
-				f.FCTUSPaper = s.paperTime(*f.FCTUS)
+				f.FCTUSPaper = s.PaperTime(*f.FCTUS)
 			}
 		}
 		g := &s.Groups[0]
-		g.GoodputBpsPaper, g.RTTUSPaper = s.paperRate(g.GoodputBps), s.paperPct(g.RTTUS)
-		s.Queues[0].QueueDelayUSPaper = s.paperPct(qd)
+		g.GoodputBpsPaper, g.RTTUSPaper = s.PaperRate(g.GoodputBps), s.PaperPct(g.RTTUS)
+		s.Queues[0].QueueDelayUSPaper = s.PaperPct(qd)
 	}
 	return s
 }
@@ -77,7 +79,7 @@ func eachDiff(c *Comparison, f func(name string, d Diff)) {
 func TestCompareUnits(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
-		a, b       *Summary
+		a, b       *analysis.Summary
 		units      string
 		header     string
 		goodputA   float64 // flow f1's goodput as compared, run A
@@ -98,7 +100,7 @@ func TestCompareUnits(t *testing.T) {
 		{name: "equal τ: emulator units", a: summaryAt(paper1, 10, true), b: summaryAt(paper1, 10, true),
 			units: EmulatorUnits, header: "in emulator units: A and B at τ=10",
 			goodputA: 4e9, qdelayA: 20, pktDelayB: 15},
-		{name: "no τ counts as 1", a: summaryAt(paper1, 1, false), b: func() *Summary { s := summaryAt(paper1, 1, false); s.TimeScale = 0; return s }(),
+		{name: "no τ counts as 1", a: summaryAt(paper1, 1, false), b: func() *analysis.Summary { s := summaryAt(paper1, 1, false); s.TimeScale = 0; return s }(),
 			units: EmulatorUnits, header: "in emulator units: A and B at τ=1",
 			goodputA: 40e9, qdelayA: 2, pktDelayB: 1.5},
 		// The same emulator numbers at τ = 10 and 100 are different paper results: B's
@@ -175,7 +177,7 @@ func TestInPaperUnits(t *testing.T) {
 
 func TestDegradedRunIsFlagged(t *testing.T) {
 	a, b := summaryAt(paper1, 10, true), summaryAt(paper1, 100, true)
-	b.Fidelity = Fidelity{Verdict: "degraded", SkewRatio: 2.5, WorstPort: "h3:nic", StaleTimers: 4}
+	b.Fidelity = analysis.Fidelity{Verdict: "degraded", SkewRatio: 2.5, WorstPort: "h3:nic", StaleTimers: 4}
 	c := Compare(a, b)
 	if c.FidelityA != "ok" || c.FidelityB != "degraded" || !c.Degraded() {
 		t.Fatalf("fidelity A %q, B %q", c.FidelityA, c.FidelityB)
@@ -193,12 +195,12 @@ func TestDegradedRunIsFlagged(t *testing.T) {
 }
 
 // writeSummaryFile writes s as dir/summary.json.
-func writeSummaryFile(t *testing.T, dir string, s *Summary) {
+func writeSummaryFile(t *testing.T, dir string, s *analysis.Summary) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJSON(filepath.Join(dir, SummaryFile), s); err != nil {
+	if err := writeJSON(filepath.Join(dir, analysis.SummaryFile), s); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -208,7 +210,7 @@ func writeSummaryFile(t *testing.T, dir string, s *Summary) {
 // sweep.json (in the order given) as `reef run` does, otherwise only the run directories.
 func writeExperiment(t *testing.T, dir string, tau float64, withSweep bool, points []string, goodput map[string]float64) {
 	t.Helper()
-	var sw Sweep
+	var sw analysis.Sweep
 	for _, p := range points {
 		r := paper1
 		if g, ok := goodput[p]; ok {
@@ -217,10 +219,10 @@ func writeExperiment(t *testing.T, dir string, tau float64, withSweep bool, poin
 		s := summaryAt(r, tau, true)
 		s.Run = "x/" + p
 		writeSummaryFile(t, filepath.Join(dir, p), s)
-		sw.Runs = append(sw.Runs, SweepRun{Dir: p, Run: s.Run})
+		sw.Runs = append(sw.Runs, analysis.SweepRun{Dir: p, Run: s.Run})
 	}
 	if withSweep {
-		if err := writeJSON(filepath.Join(dir, SweepFile), &sw); err != nil {
+		if err := writeJSON(filepath.Join(dir, analysis.SweepFile), &sw); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -248,7 +250,7 @@ func TestReadResults(t *testing.T) {
 		err        string
 	}{
 		{path: run, points: ""},
-		{path: filepath.Join(run, SummaryFile), points: ""},
+		{path: filepath.Join(run, analysis.SummaryFile), points: ""},
 		{path: withSweep, experiment: true, points: "cc=b cc=a"}, // sweep.json's order
 		{path: without, experiment: true, points: "cc=a cc=b"},   // by name, cc=c has no summary yet
 		{path: broken, err: "lists run cc=a"},
@@ -287,7 +289,7 @@ func TestCompareSweeps(t *testing.T) {
 	writeExperiment(t, b, 100, true, []string{"p4", "p3", "p2"}, map[string]float64{"p3": 1.2})
 	// p2's B run was degraded.
 	s2 := summaryAt(paper1, 100, true)
-	s2.Run, s2.Fidelity = "x/p2", Fidelity{Verdict: "degraded", StaleTimers: 1}
+	s2.Run, s2.Fidelity = "x/p2", analysis.Fidelity{Verdict: "degraded", StaleTimers: 1}
 	writeSummaryFile(t, filepath.Join(b, "p2"), s2)
 	ra, err := ReadResults(a)
 	if err != nil {
@@ -402,4 +404,17 @@ func TestCompareSweeps(t *testing.T) {
 	if _, err := CompareSweeps(ra, ro, Limits{}); err == nil || !strings.Contains(err.Error(), "no sweep point in common") {
 		t.Errorf("no common point: %v", err)
 	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// writeJSON writes v to path as the report packages write their files.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

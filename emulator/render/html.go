@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,7 +8,10 @@ import (
 	"math"
 	"strings"
 
+	"reef/emulator/analysis"
+
 	"reef/emulator/expect"
+	"reef/units"
 )
 
 var funcs = template.FuncMap{
@@ -50,9 +53,9 @@ var funcs = template.FuncMap{
 		l := expect.Result{Vars: v}.Label()
 		return strings.TrimSuffix(strings.TrimPrefix(l, " ["), "]")
 	},
-	"paperUS":  func(tau, us float64) float64 { return us / tau },
-	"paperBps": func(tau, bps float64) float64 { return bps * tau },
-	"scaled":   func(tau float64) bool { return tau > 0 && tau != 1 },
+	"paperUS":  func(tau, us float64) float64 { return units.TimeScale(tau).PaperTime(us) },
+	"paperBps": func(tau, bps float64) float64 { return units.TimeScale(tau).PaperRate(bps) },
+	"scaled":   func(tau float64) bool { return units.TimeScale(tau).Scaled() },
 	"inc":      func(i int) int { return i + 1 },
 }
 
@@ -179,14 +182,14 @@ var (
 // maxTableFlows bounds the flows table of report.html (summary.json has them all).
 const maxTableFlows = 50
 
-func (s *Summary) html(figs []Figure) ([]byte, error) {
+func runHTML(s *analysis.Summary, figs []Figure) ([]byte, error) {
 	flows := s.Flows
 	hidden := 0
 	if len(flows) > maxTableFlows {
 		hidden = len(flows) - maxTableFlows
 		flows = flows[:maxTableFlows]
 	}
-	var queues []Queue
+	var queues []analysis.Queue
 	for _, q := range s.Queues {
 		if q.Utilisation > 0 || q.Drops > 0 || (q.QueueDelayUS != nil && q.QueueDelayUS.Max > 0) {
 			queues = append(queues, q)
@@ -200,7 +203,7 @@ func (s *Summary) html(figs []Figure) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (w *Sweep) html(figs []Figure, tables []checkTable) ([]byte, error) {
+func sweepHTML(w *analysis.Sweep, figs []Figure, tables []checkTable) ([]byte, error) {
 	failed, degraded := 0, 0
 	for _, r := range w.Expectations {
 		if !r.Pass {

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"reef/emulator/analysis"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -203,9 +205,9 @@ func plotFlows(run *results.Run) (idx []int, note string) {
 
 // timeAxis labels p's x axis, in seconds, "time" in the unit its range reads best in,
 // with the paper's time when scaled.
-func (s *Summary) timeAxis(p *plot.Plot) {
+func timeAxis(s *analysis.Summary, p *plot.Plot) {
 	label := "time ({unit})"
-	if s.TimeScale > 0 && s.TimeScale != 1 {
+	if s.Scale().Scaled() {
 		label = fmt.Sprintf("emulator time ({unit}); paper time = t / %g", s.TimeScale)
 	}
 	setAxis(&p.X, label, durationUnits)
@@ -214,8 +216,8 @@ func (s *Summary) timeAxis(p *plot.Plot) {
 // runFigures draws one run's plots: rate and cwnd per flow, queue delay at the busiest
 // ports, FCT slowdown by size bucket. It builds them one by one and renders them side by
 // side.
-func (s *Summary) runFigures() ([]Figure, error) {
-	run := s.in.Run
+func runFigures(s *analysis.Summary) ([]Figure, error) {
+	run := s.Input().Run
 	var jobs []figureJob
 	idx, note := plotFlows(run)
 	if len(idx) > 0 {
@@ -224,7 +226,7 @@ func (s *Summary) runFigures() ([]Figure, error) {
 		cwndDrawn := false
 		for k, i := range idx {
 			f := run.Flows[i]
-			ef := s.env.Flows[i]
+			ef := s.Env().Flows[i]
 			var rate, share, cwnd plotter.XYs
 			for _, pt := range ef.Series {
 				rate = append(rate, plotter.XY{X: pt.T.Seconds(), Y: pt.Rate})
@@ -254,16 +256,16 @@ func (s *Summary) runFigures() ([]Figure, error) {
 				}
 			}
 		}
-		s.timeAxis(p)
+		timeAxis(s, p)
 		yAxis(p, "rate ({unit})", rateUnits)
 		jobs = append(jobs, figureJob{p, "rate", "Each flow's goodput over time (moving average over max(sample interval, 4 base RTTs)) against its max-min fair share" + note + "."})
 		if cwndDrawn {
-			s.timeAxis(c)
+			timeAxis(s, c)
 			yAxis(c, "cwnd ({unit})", byteUnits)
 			jobs = append(jobs, figureJob{c, "cwnd", "Each flow's congestion window as its algorithm reported it" + note + "."})
 		}
 	}
-	if ports := s.busiestPorts(); len(ports) > 0 {
+	if ports := busiestPorts(s); len(ports) > 0 {
 		p := newPlot("Queueing delay at the busiest ports", "", "")
 		for k, i := range ports {
 			pt := run.Ports[i]
@@ -275,12 +277,12 @@ func (s *Summary) runFigures() ([]Figure, error) {
 				return nil, err
 			}
 		}
-		s.timeAxis(p)
+		timeAxis(s, p)
 		yAxis(p, "queue delay ({unit})", durationUnits)
 		jobs = append(jobs, figureJob{p, "queue-delay", "Queueing delay over time at the ports with the highest p99 queue delay in the measurement window (the bottlenecks)."})
 	}
 	if len(s.FCTBuckets) > 0 {
-		j, err := s.fctFigure()
+		j, err := fctFigure(s)
 		if err != nil {
 			return nil, err
 		}
@@ -291,10 +293,10 @@ func (s *Summary) runFigures() ([]Figure, error) {
 
 // busiestPorts are the ports with samples and the largest p99 queue delay (utilisation
 // breaking ties), at most maxPlotPorts.
-func (s *Summary) busiestPorts() []int {
+func busiestPorts(s *analysis.Summary) []int {
 	var idx []int
 	for i, q := range s.Queues {
-		if i < len(s.in.Run.Ports) && len(s.in.Run.Ports[i].Samples) > 0 && (q.Utilisation > 0 || q.QueueDelayUS != nil && q.QueueDelayUS.Max > 0) {
+		if i < len(s.Input().Run.Ports) && len(s.Input().Run.Ports[i].Samples) > 0 && (q.Utilisation > 0 || q.QueueDelayUS != nil && q.QueueDelayUS.Max > 0) {
 			idx = append(idx, i)
 		}
 	}
@@ -316,7 +318,7 @@ func (s *Summary) busiestPorts() []int {
 	return idx
 }
 
-func (s *Summary) fctFigure() (figureJob, error) {
+func fctFigure(s *analysis.Summary) (figureJob, error) {
 	p := newPlot("FCT slowdown by flow size", "size bucket", "FCT / ideal FCT")
 	var names []string
 	var p50, p99 plotter.Values
@@ -373,7 +375,7 @@ type checkTable struct {
 // its fair share against X, with one line per algorithm (and per value of the other
 // variables). An expectation that applies at one value of some X is not drawn against
 // it: it gets a table instead.
-func sweepFigures(sums []*Summary) ([]Figure, []checkTable, error) {
+func sweepFigures(sums []*analysis.Summary) ([]Figure, []checkTable, error) {
 	vars := numericVars(sums)
 	var figs []Figure
 	if f, ok, err := shareSweepFigure(sums); err != nil {
@@ -428,7 +430,7 @@ func sweepFigures(sums []*Summary) ([]Figure, []checkTable, error) {
 			if len(at[name][x]) < 2 {
 				continue
 			}
-			get := func(s *Summary) (v, b float64, unit string, ok bool) {
+			get := func(s *analysis.Summary) (v, b float64, unit string, ok bool) {
 				for _, r := range s.Expectations {
 					if r.Name == name && !math.IsNaN(r.Value) && !math.IsInf(r.Value, 0) {
 						return r.Value, r.Bound, r.Unit, true
@@ -459,7 +461,7 @@ func sweepFigures(sums []*Summary) ([]Figure, []checkTable, error) {
 			}
 		}
 		for _, gname := range gorder {
-			get := func(s *Summary) (v, b float64, unit string, ok bool) {
+			get := func(s *analysis.Summary) (v, b float64, unit string, ok bool) {
 				for _, g := range s.Groups {
 					if g.Name == gname && g.FairShareBps > 0 {
 						return g.GoodputBps / g.FairShareBps, math.NaN(), "", true
@@ -487,7 +489,7 @@ const maxBarRuns = 10
 
 // fctSweepFigure draws the FCT slowdown percentile q ("p50" or "p99") of every size
 // bucket, one bar per run; ok is false without finished messages or with too many runs.
-func fctSweepFigure(sums []*Summary, q string) (Figure, bool, error) {
+func fctSweepFigure(sums []*analysis.Summary, q string) (Figure, bool, error) {
 	var buckets []string
 	seen := map[string]bool{}
 	any := false
@@ -542,7 +544,7 @@ func fctSweepFigure(sums []*Summary, q string) (Figure, bool, error) {
 }
 
 // shareSweepFigure draws each flow group's goodput over its fair share, one bar per run.
-func shareSweepFigure(sums []*Summary) (Figure, bool, error) {
+func shareSweepFigure(sums []*analysis.Summary) (Figure, bool, error) {
 	if len(sums) < 2 || len(sums) > maxBarRuns {
 		return Figure{}, false, nil
 	}
@@ -588,7 +590,7 @@ func shareSweepFigure(sums []*Summary) (Figure, bool, error) {
 }
 
 // runLabel names a run in a legend by its sweep variables.
-func runLabel(s *Summary) string {
+func runLabel(s *analysis.Summary) string {
 	label := strings.TrimSuffix(strings.TrimPrefix(expectResultLabel(s.Vars), " ["), "]")
 	if label == "" {
 		label = s.Run
@@ -600,7 +602,7 @@ func expectResultLabel(v map[string]string) string { return expect.Result{Vars: 
 
 // numericVars are the sweep variables whose values all parse as numbers and that take
 // more than one value.
-func numericVars(sums []*Summary) []string {
+func numericVars(sums []*analysis.Summary) []string {
 	seen := map[string]map[string]bool{}
 	numeric := map[string]bool{}
 	for _, s := range sums {
@@ -639,7 +641,7 @@ func slug(s string) string {
 
 // sweepFigure draws get(s) against variable x, one line per combination of the other
 // variables (cc first). ok is false when the points take fewer than two values of x.
-func sweepFigure(sums []*Summary, x, name, title, caption, ylabel string, get func(*Summary) (v, bound float64, unit string, ok bool)) (Figure, bool, error) {
+func sweepFigure(sums []*analysis.Summary, x, name, title, caption, ylabel string, get func(*analysis.Summary) (v, bound float64, unit string, ok bool)) (Figure, bool, error) {
 	type pt struct{ x, v, b float64 }
 	lines := map[string][]pt{}
 	unit := ""

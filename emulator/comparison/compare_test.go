@@ -1,4 +1,4 @@
-package report
+package comparison
 
 import (
 	"bytes"
@@ -9,8 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"reef/emulator/analysis"
+
+	"reef/emulator/analysis/analysistest"
 	"reef/emulator/expect"
+	"reef/emulator/plan"
+	"reef/emulator/render"
 )
+
+func testPlan(t *testing.T) *plan.Plan { return analysistest.Plan(t) }
+
+var testRun = analysistest.Run
 
 func TestCompareRunDirs(t *testing.T) {
 	p := testPlan(t)
@@ -18,23 +27,23 @@ func TestCompareRunDirs(t *testing.T) {
 	write := func(name, backend string, goodA, goodB float64) string {
 		sc, run := testRun("exp", goodA, goodB)
 		run.Backend = backend
-		s, err := Summarize(p, sc, run, []*expect.Expectation{})
+		s, err := analysis.Summarize(p, sc, run, []*expect.Expectation{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := filepath.Join(dir, name)
-		if err := WriteRun(d, s, nil); err != nil {
+		if err := render.WriteRun(d, s, nil); err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
 	// B: flow a at 0.95× (47.5 Mbps), b at 1.2× (30 Mbps).
 	da, db := write("sim", "sim", 1, 1), write("netns", "netns", 0.95, 1.2)
-	sa, err := ReadSummary(da)
+	sa, err := analysis.ReadSummary(da)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := ReadSummary(filepath.Join(db, SummaryFile))
+	sb, err := analysis.ReadSummary(filepath.Join(db, analysis.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +103,11 @@ func TestDiff(t *testing.T) {
 }
 
 func TestCompareTextKeepsTheWorstFlows(t *testing.T) {
-	var a, b Summary
+	var a, b analysis.Summary
 	for i := 0; i < 100; i++ {
 		name := "f" + strconv.Itoa(i)
-		a.Flows = append(a.Flows, Flow{Name: name, GoodputBps: 100})
-		b.Flows = append(b.Flows, Flow{Name: name, GoodputBps: 100 + float64(i)})
+		a.Flows = append(a.Flows, analysis.Flow{Name: name, GoodputBps: 100})
+		b.Flows = append(b.Flows, analysis.Flow{Name: name, GoodputBps: 100 + float64(i)})
 	}
 	var txt bytes.Buffer
 	if err := Compare(&a, &b).WriteText(&txt); err != nil {

@@ -1,16 +1,19 @@
-package report
+package render
 
 import (
 	"image"
+
+	"reef/emulator/analysis"
+
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"testing"
 
 	"reef/emulator/plan"
 	"reef/emulator/results"
@@ -25,7 +28,7 @@ import (
 // line-rate bursts make it), its window is a sawtooth between 4 and 63 KB, and four
 // ports' queueing delay oscillates with noise. Dense, full-height zigzags like the rates
 // are what make a plot slow to rasterise.
-func incastSummary(tb testing.TB) *Summary {
+func incastSummary(tb testing.TB) *analysis.Summary {
 	tb.Helper()
 	tp, err := topo.Parse("t.yaml", []byte("name: t\ndefaults: {rate: 1Gbps, delay: 20us, buffer: 4MB, mtu: 1500}\ngenerator: {kind: dumbbell, hosts: 4}\n"))
 	if err != nil {
@@ -69,7 +72,7 @@ func incastSummary(tb testing.TB) *Summary {
 		}
 		run.Ports = append(run.Ports, pt)
 	}
-	s, err := Summarize(p, sc, run, nil)
+	s, err := analysis.Summarize(p, sc, run, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -82,7 +85,7 @@ func BenchmarkRunFigures(b *testing.B) {
 	s := incastSummary(b)
 	b.ResetTimer()
 	for b.Loop() {
-		figs, err := s.runFigures()
+		figs, err := runFigures(s)
 		if err != nil {
 			b.Fatal(err)
 		}
