@@ -37,6 +37,7 @@ up() {
       ip netns exec "$ns" ip link set eth0 mtu $MTU up
       ip netns exec "$ns" ip link set lo up
     fi
+    ip netns exec reef-ul ip link set "ul$i" up   # also after a test cut it
     if ! dk "$i" info >/dev/null 2>&1; then
       mkdir -p "$DATA/m$i" "$BASE/m$i"
       printf '{"storage-driver":"vfs","iptables":false,"ip-forward":false}\n' > "$BASE/m$i.json"
@@ -55,7 +56,14 @@ up() {
   fi
   token=$(dk 1 swarm join-token -q worker)
   for i in $(seq 2 "$N"); do
-    if [ "$(dk "$i" info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
+    # An engine restarted after a crash rejoins on its own: it is "pending" for a while.
+    state=$(dk "$i" info --format '{{.Swarm.LocalNodeState}}')
+    for _ in $(seq 1 100); do
+      [ "$state" = pending ] || break
+      sleep 0.2
+      state=$(dk "$i" info --format '{{.Swarm.LocalNodeState}}')
+    done
+    if [ "$state" = inactive ]; then
       dk "$i" swarm join --token "$token" --advertise-addr "$NET.$i" "$NET.1:2377" >/dev/null
     fi
   done
