@@ -54,12 +54,8 @@ func Agent(ctx context.Context, specPath string, log *slog.Logger) error {
 	go serveClock(cctx, pc, c)
 
 	ready := AgentReady{Machine: spec.Machine}
-	for _, peer := range spec.Peers {
-		s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, 100, 2*time.Millisecond, 30*time.Second)
-		if err != nil {
-			return err
-		}
-		ready.Clocks = append(ready.Clocks, s)
+	if ready.Clocks, err = probePeers(ctx, &spec, c, 100, 30*time.Second); err != nil {
+		return err
 	}
 	if err := checkMargins(&spec, ready.Clocks); err != nil {
 		if spec.Run != nil {

@@ -82,6 +82,20 @@ func serveClock(ctx context.Context, conn *net.UDPConn, c clock) {
 	}
 }
 
+// probePeers measures each of spec's peers with n probes 2 ms apart, waiting up to
+// wait for each to answer.
+func probePeers(ctx context.Context, spec *Spec, c clock, n int, wait time.Duration) ([]ClockSample, error) {
+	var out []ClockSample
+	for _, peer := range spec.Peers {
+		s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, n, 2*time.Millisecond, wait)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // probeClock measures peer (at addr:port) with n probes spaced gap apart, waiting up
 // to wait for the peer to answer the first. It probes from a real-time thread of its
 // own, which ends with it.

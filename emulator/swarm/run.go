@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,11 +54,8 @@ func watchClocks(ctx context.Context, spec *Spec, c clock, interval time.Duratio
 			return out
 		case <-t.C:
 		}
-		for _, peer := range spec.Peers {
-			s, err := probeClock(ctx, peer.Name, netip.AddrPortFrom(peer.Addr, uint16(ClockPort(spec.Lab))), c, 20, 2*time.Millisecond, time.Second)
-			if err == nil {
-				out = append(out, s)
-			}
+		if got, err := probePeers(ctx, spec, c, 20, time.Second); err == nil {
+			out = append(out, got...)
 		}
 	}
 }

@@ -62,10 +62,10 @@ type Spec struct {
 	Addr netip.Addr `json:"addr"`
 	// Start is the lab's time zero on every machine's clock (CLOCK_REALTIME ns): each
 	// machine derives its own epoch from it, and release trailers carry times from it.
-	Start    int64      `json:"start"`
-	Plan     *plan.Plan `json:"plan"`
-	Slice    netns.Slice
-	Topology string `json:"topology,omitempty"`
+	Start    int64       `json:"start"`
+	Plan     *plan.Plan  `json:"plan"`
+	Slice    netns.Slice `json:"slice"`
+	Topology string      `json:"topology,omitempty"`
 	// SwitchdArgs are extra arguments for the machine's switch daemons.
 	SwitchdArgs []string `json:"switchd_args,omitempty"`
 	// Peers are the other machines this one has tunnels to (the clock probe measures
