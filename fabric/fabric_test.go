@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -212,10 +213,35 @@ func TestWiringErrors(t *testing.T) {
 // in a chain and reports the CPU time per packet-hop (process CPU, so a busy machine
 // does not inflate it): one switch's pipeline (parse,
 // route, queue, schedule) and the in-memory hand-over to the next, with the engine's
-// work; the frames' entry and exit are counted as hops too.
+// work; the frames' entry and exit are counted as hops too. idle-taps has a tap on
+// every in-memory port that captures nothing, as a daemon serving captures
+// (switchd/tapsock) runs when no capture is on: a pointer load per frame and port.
 func BenchmarkInMemoryHop(b *testing.B) {
+	for _, tapped := range []bool{false, true} {
+		name := "untapped"
+		if tapped {
+			name = "idle-taps"
+		}
+		b.Run(name, func(b *testing.B) { benchHops(b, tapped) })
+	}
+}
+
+func benchHops(b *testing.B, tapped bool) {
 	const n = 8
 	f := shard(b, n)
+	if tapped {
+		var capturing atomic.Pointer[[]byte]
+		tap := func(at units.Time, out bool, frame []byte) {
+			if c := capturing.Load(); c != nil {
+				*c = append((*c)[:0], frame...)
+			}
+		}
+		for i, nd := range f.nodes {
+			if i > 0 && nd.SetTap(0, tap) != nil || i < n-1 && nd.SetTap(1, tap) != nil {
+				b.Fatal("set tap")
+			}
+		}
+	}
 	fr := frame(b, 1514, 40000)
 	gap := (100 * units.Mbps).TxTime(1514) // the chain's links run at 100 Mbit/s
 	b.ReportAllocs()

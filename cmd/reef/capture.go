@@ -32,7 +32,12 @@ until Ctrl-C or --duration. A bare switch name captures all its ports.
 The daemons send with PACKET_QDISC_BYPASS, which skips the kernel's taps: on an
 interface, you see what arrives from the far end and not what the daemon on this end
 sent. Capture the receiving host to see data packets with their INT values (and the
-sending host to see the ACKs).`,
+sending host to see the ACKs).
+
+A link between two switches of one shard (reef up prints the shards) has no interface:
+its daemon copies the port's frames to the capture instead, both directions, each
+stamped with the time it crossed. A bare switch name captures its interfaces and its
+in-memory ports together.`,
 		Example: `  reef capture h10 -o victim.pcapng --duration 2s
   reef trace victim.pcapng --mpd-unit 6400ns`,
 		Args:         cobra.ExactArgs(1),
@@ -78,7 +83,7 @@ func captureRun(ctx context.Context, lab, target, out string, d time.Duration) e
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	fmt.Fprintf(os.Stderr, "%d frames from %s:%s written to %s\n", n, t.Node, t.Iface, out)
+	fmt.Fprintf(os.Stderr, "%d frames from %s written to %s\n", n, strings.TrimSuffix(t.Node+":"+t.Iface, ":"), out)
 	return err
 }
 

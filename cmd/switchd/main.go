@@ -8,6 +8,9 @@
 //	switchd --shard shard1.json --epoch 123456789 --stats 'DIR/{node}.stats.json' [--ready-fd 3]
 //	switchd --config tor1.json ...   # one switch, every port in the daemon's namespace
 //
+// With --tap-socket PATH it also serves captures of the shard's in-memory links there
+// (switchd/tapsock): `reef capture` of such a link asks this daemon for its frames.
+//
 // --epoch is the lab's time zero in CLOCK_MONOTONIC nanoseconds, the same for every
 // daemon of a lab. Each switch's stats file ({node} is replaced by its name) is
 // rewritten every --stats-interval with the pipeline's per-port counters and the
@@ -50,6 +53,7 @@ import (
 	"reef/afpacket"
 	"reef/switchd"
 	"reef/switchd/shard"
+	"reef/switchd/tapsock"
 	"reef/units"
 )
 
@@ -72,7 +76,7 @@ const DefaultSpin = 0
 // flags are the daemon's command line.
 type flags struct {
 	shard, config, stats, samples, events string
-	edges                                 string
+	edges, tapSocket                      string
 	epoch, runEpoch, wireEpoch            int64
 	interval, sampleInterval              time.Duration
 	readyFd, ringFrames, rtPrio, nice     int
@@ -100,6 +104,7 @@ func parseFlags() *flags {
 	flag.Int64Var(&f.runEpoch, "run-epoch", -1, "the run's time zero, CLOCK_MONOTONIC ns (default: --epoch)")
 	flag.Int64Var(&f.wireEpoch, "wire-epoch", -1, "lab time zero on the clock release trailers carry (default: --epoch on CLOCK_MONOTONIC; a lab across machines gives its shared start time)")
 	flag.StringVar(&f.events, "events", "", "timeline events (JSON []shard.PortEvent; entries for other switches are ignored)")
+	flag.StringVar(&f.tapSocket, "tap-socket", "", "listen on this Unix socket for captures of the shard's in-memory links (switchd/tapsock; reef capture)")
 	flag.StringVar(&f.edges, "edges", "", "snapshot every port's counters exactly at these run times (comma-separated durations: the measurement window's edges)")
 	flag.Parse()
 	return f
@@ -166,6 +171,12 @@ func run(log *slog.Logger) error {
 		dcfg.Tick = units.Time(f.interval)
 		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) { pipe.tick(sh, now, st) }
 	}
+	var taps *tapsock.Server
+	if f.tapSocket != "" && len(cfg.Links) > 0 {
+		if taps, err = tapInMemory(sh, clock, log); err != nil {
+			return err
+		}
+	}
 	drv, err := afpacket.Open(sh, dcfg)
 	if err != nil {
 		return err
@@ -192,6 +203,12 @@ func run(log *slog.Logger) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if taps != nil {
+		if err := taps.Listen(ctx, f.tapSocket); err != nil {
+			return fmt.Errorf("switchd: %w", err)
+		}
+		defer os.Remove(f.tapSocket)
+	}
 	done := make(chan struct{})
 	files := newStatsFiles(f.stats, cfg)
 	go func() { // the stats writer: off the datapath thread
@@ -242,6 +259,34 @@ func run(log *slog.Logger) error {
 		"run_mallocs", mem1.Mallocs-mem0.Mallocs, "run_alloc_bytes", mem1.TotalAlloc-mem0.TotalAlloc)
 	return err
 }
+
+// tapInMemory taps every in-memory port of sh into a capture server (reef capture of
+// a link the shard carries in memory). Taps run on the datapath; with no capture
+// running each costs a pointer load per frame.
+func tapInMemory(sh *shard.Shard, clock *afpacket.Clock, log *slog.Logger) (*tapsock.Server, error) {
+	ends := sh.InMemory()
+	ports := make([]tapsock.Port, len(ends))
+	for i, e := range ends {
+		mtu := 0
+		for _, sc := range sh.Config().Switches {
+			if sc.Name == e.Switch {
+				mtu = sc.Ports[e.Port].MTU
+			}
+		}
+		ports[i] = tapsock.Port{Switch: e.Switch, Index: e.Port, MaxFrame: mtu + maxHeaders}
+	}
+	srv := tapsock.New(ports, clock, log)
+	for _, e := range ends {
+		if err := sh.SetTap(e, srv.Tap(e.Switch, e.Port)); err != nil {
+			return nil, fmt.Errorf("switchd: %w", err)
+		}
+	}
+	return srv, nil
+}
+
+// maxHeaders is what a frame carries beyond its port's MTU: an Ethernet header and a
+// VLAN tag.
+const maxHeaders = 18
 
 // readConfig reads --shard, or --config as the shard of that one switch.
 func readConfig(f *flags) (*shard.Config, error) {

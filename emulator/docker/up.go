@@ -360,13 +360,8 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 			return fmt.Errorf("docker: %s: %w", name, err)
 		}
 		first := cfg.Switches[0].Name
-		args := []string{"-t", strconv.Itoa(pids[first]), "-u", "-i", "-n", "--",
-			filepath.Join(bins, "switchd"), "--shard", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10),
-			"--stats", lab.StatsPath("{node}"), "--ready-fd", "3"}
-		if o.RingFrames > 0 {
-			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
-		}
-		args = append(args, o.SwitchdArgs...)
+		args := append([]string{"-t", strconv.Itoa(pids[first]), "-u", "-i", "-n", "--", filepath.Join(bins, "switchd")},
+			lab.SwitchdArgs(&cfg, cfgPath, o.Options)...)
 		cmd := exec.Command("nsenter", args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}

@@ -12,19 +12,34 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"reef/capture"
 	"reef/switchd"
 	"reef/switchd/shard"
+	"reef/switchd/tapsock"
 )
 
 // Target is what a capture listens on: a node of a lab and one of its interfaces
-// ("" = every interface in the node's namespace).
+// ("" = every interface in the node's namespace), and the switch ports its shard
+// carries in memory, whose frames the shard's daemon streams (switchd/tapsock).
 type Target struct {
 	Node, Iface string
+	// InMemory are the target's in-memory ports: the port Iface names when it is one
+	// (then nothing is captured on an interface), or every in-memory port of a
+	// switch captured whole.
+	InMemory []MemPort
+}
+
+// MemPort is a switch port carried in memory by the daemon of Shard.
+type MemPort struct {
+	Shard string
+	Port  int
+	Name  string
 }
 
 // ParseTarget parses NODE or NODE:PORT of lab, where PORT is an interface name ("p1",
@@ -73,24 +88,20 @@ func ParseTarget(lab, s string) (Target, error) {
 		}
 		port = cfg.Ports[i].Name
 	}
-	if ns.Switch && port != "" {
-		if sh, ok := inMemoryPort(st, node, port); ok {
-			switches := 0
-			for _, n := range st.Namespaces {
-				if n.Switch {
-					switches++
-				}
+	t := Target{Node: node, Iface: port}
+	if ns.Switch {
+		for _, m := range inMemoryPorts(st, node) {
+			if port == "" || m.Name == port {
+				t.InMemory = append(t.InMemory, m)
 			}
-			return Target{}, fmt.Errorf("netns: capture %q: %s:%s is a link inside %s, carried in memory by its daemon; "+
-				"capture it in a lab with a daemon per switch (reef up/run --shards %d), or capture a host", s, node, port, sh, switches)
 		}
 	}
-	return Target{Node: node, Iface: port}, nil
+	return t, nil
 }
 
-// inMemoryPort reports whether port of switch node is an in-memory link of its shard,
-// and which shard.
-func inMemoryPort(st *State, node, port string) (string, bool) {
+// inMemoryPorts lists the ports of switch node that its shard carries in memory.
+func inMemoryPorts(st *State, node string) []MemPort {
+	var ms []MemPort
 	for _, sh := range st.Shards {
 		var cfg shard.Config
 		b, err := os.ReadFile(filepath.Join(DefaultRunDir, st.Lab, sh.Name+".shard.json"))
@@ -103,14 +114,14 @@ func inMemoryPort(st *State, node, port string) (string, bool) {
 			}
 			for _, l := range cfg.Links {
 				for _, e := range []shard.End{l.A, l.B} {
-					if e.Switch == node && e.Port < len(sc.Ports) && sc.Ports[e.Port].Name == port {
-						return sh.Name, true
+					if e.Switch == node && e.Port < len(sc.Ports) {
+						ms = append(ms, MemPort{Shard: sh.Name, Port: e.Port, Name: sc.Ports[e.Port].Name})
 					}
 				}
 			}
 		}
 	}
-	return "", false
+	return ms
 }
 
 func nsInterfaces(ns string) ([]string, error) {
@@ -138,9 +149,80 @@ func nsInterfaces(ns string) ([]string, error) {
 // whole, release trailer included (afpacket): a capture shows the Due each frame
 // carried. Frames the socket had to drop are logged (slog).
 func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error) {
+	return captureReady(ctx, lab, t, w, func() {})
+}
+
+// captureReady is Capture calling ready once every source of the capture listens (or
+// has failed to).
+func captureReady(ctx context.Context, lab string, t Target, w io.Writer, ready func()) (int, error) {
+	name := t.Iface
+	if name == "" {
+		name = "any"
+	}
+	pw, err := capture.NewWriter(w, t.Node+":"+name)
+	if err != nil {
+		ready()
+		return 0, err
+	}
+	sink := &frameSink{w: pw}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ifaces := t.Iface == "" || len(t.InMemory) == 0
+	var listening sync.WaitGroup
+	listening.Add(len(t.InMemory))
+	if ifaces {
+		listening.Add(1)
+	}
+	go func() {
+		listening.Wait()
+		ready()
+	}()
+	errs := make([]error, len(t.InMemory)+1)
+	var wg sync.WaitGroup
+	for i, m := range t.InMemory {
+		wg.Go(func() {
+			var once sync.Once
+			up := func() { once.Do(listening.Done) }
+			defer up()
+			if errs[i] = captureInMemory(ctx, lab, t.Node, m, sink, up); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	if ifaces {
+		var once sync.Once
+		up := func() { once.Do(listening.Done) }
+		errs[len(t.InMemory)] = captureIfaces(ctx, lab, t, sink, up)
+		up()
+		if errs[len(t.InMemory)] != nil {
+			cancel()
+		}
+	}
+	wg.Wait()
+	return sink.n, errors.Join(append(errs, pw.Close())...)
+}
+
+// frameSink is one capture's pcapng stream, shared by its sources.
+type frameSink struct {
+	mu sync.Mutex
+	w  *capture.Writer
+	n  int
+}
+
+func (s *frameSink) write(at time.Time, frame []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	return s.w.WriteFrame(at, frame)
+}
+
+// captureIfaces captures t's interface (every interface of its namespace when Iface is
+// empty) with a packet socket into sink until ctx is done, calling ready once the
+// socket listens.
+func captureIfaces(ctx context.Context, lab string, t Target, sink *frameSink, ready func()) error {
 	fd, err := openNamed(NSName(lab, t.Node))
 	if err != nil {
-		return 0, fmt.Errorf("netns: capture %s: %w", t.Node, err)
+		return fmt.Errorf("netns: capture %s: %w", t.Node, err)
 	}
 	defer unix.Close(fd)
 	var sock int
@@ -165,12 +247,12 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("netns: capture %s:%s: %w", t.Node, t.Iface, err)
+		return fmt.Errorf("netns: capture %s:%s: %w", t.Node, t.Iface, err)
 	}
 	defer unix.Close(sock)
 	tv := unix.NsecToTimeval((50 * time.Millisecond).Nanoseconds())
 	if err := unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return 0, fmt.Errorf("netns: capture: %w", err)
+		return fmt.Errorf("netns: capture: %w", err)
 	}
 	// The daemons run under SCHED_FIFO and may leave this goroutine no CPU for a while:
 	// the socket must hold what arrives meanwhile. SO_RCVBUFFORCE (root) goes past
@@ -178,14 +260,16 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 	if unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, captureBuffer) != nil {
 		_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUF, captureBuffer)
 	}
+	ready()
 	name := t.Iface
 	if name == "" {
 		name = "any"
 	}
-	pw, err := capture.NewWriter(w, t.Node+":"+name)
-	if err != nil {
-		return 0, err
-	}
+	// Frames are stamped with the kernel's receive time, not this goroutine's: under
+	// the daemons' real-time load it reads them late, and a capture that also holds
+	// in-memory frames (stamped with their Due) would run out of order.
+	_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
 	buf := make([]byte, 65536)
 	n := 0
 	flags := 0
@@ -199,7 +283,7 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 		if flags != 0 && time.Now().After(drainEnd) {
 			break
 		}
-		m, _, err := unix.Recvfrom(sock, buf, flags)
+		m, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, flags)
 		if errors.Is(err, unix.EAGAIN) && flags != 0 {
 			break
 		}
@@ -207,17 +291,62 @@ func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error
 			continue
 		}
 		if err != nil {
-			return n, errors.Join(fmt.Errorf("netns: capture: %w", err), pw.Close())
+			return fmt.Errorf("netns: capture: %w", err)
 		}
-		if err := pw.WriteFrame(time.Now(), buf[:m]); err != nil {
-			return n, errors.Join(err, pw.Close())
+		if err := sink.write(receivedAt(oob[:oobn]), buf[:m]); err != nil {
+			return err
 		}
 		n++
 	}
 	if st, err := unix.GetsockoptTpacketStats(sock, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil && st.Drops > 0 {
 		slog.Warn("capture missed frames: the socket's buffer overflowed", "node", t.Node, "iface", name, "written", n, "dropped", st.Drops)
 	}
-	return n, pw.Close()
+	return nil
+}
+
+// receivedAt is the kernel's receive time from a packet's control messages
+// (SO_TIMESTAMPNS), or now when there is none.
+func receivedAt(oob []byte) time.Time {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err == nil {
+		for _, m := range msgs {
+			if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+				ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
+				return time.Unix(ts.Unix())
+			}
+		}
+	}
+	return time.Now()
+}
+
+// captureInMemory captures port m of switch node, which m.Shard's daemon carries in
+// memory, into sink until ctx is done, calling ready once the daemon's tap is attached: the daemon streams the port's frames from its
+// tap socket (switchd/tapsock), each stamped with the time it crossed and carrying the
+// trailer a veth hop would carry.
+func captureInMemory(ctx context.Context, lab, node string, m MemPort, sink *frameSink, ready func()) error {
+	st, err := tapsock.Dial(ctx, TapSocket(filepath.Join(DefaultRunDir, lab), m.Shard), node, m.Port)
+	if err != nil {
+		return fmt.Errorf("netns: capture %s:%s (in memory in %s): %w", node, m.Name, m.Shard, err)
+	}
+	ready()
+	n := 0
+	dropped, err := st.Run(ctx, func(r tapsock.Record) error {
+		n++
+		return sink.write(time.Unix(0, r.Time), r.Frame)
+	})
+	if dropped > 0 {
+		slog.Warn("capture missed frames: the switch daemon's capture ring was full", "node", node, "port", m.Name, "written", n, "dropped", dropped)
+	}
+	if err != nil {
+		return fmt.Errorf("netns: capture %s:%s (in memory in %s): %w", node, m.Name, m.Shard, err)
+	}
+	return nil
+}
+
+// TapSocket is where the daemon of shard serves captures of its in-memory links, in
+// the lab's directory labDir.
+func TapSocket(labDir, shard string) string {
+	return filepath.Join(labDir, shard+".tap.sock")
 }
 
 // captureBuffer is the capture socket's receive buffer (the kernel doubles it): about
@@ -257,13 +386,12 @@ func (r *runState) startCapture(ctx context.Context, lab *Lab, target string) (*
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &captureProc{target: target, cancel: cancel, done: make(chan struct{})}
-	started := make(chan struct{})
+	listening := make(chan struct{})
 	go func() {
 		defer close(c.done)
-		close(started)
-		_, c.err = Capture(cctx, lab.Name, t, f)
+		_, c.err = captureReady(cctx, lab.Name, t, f, func() { close(listening) })
 		c.err = errors.Join(c.err, f.Close())
 	}()
-	<-started
+	<-listening // the run's first frame is captured
 	return c, nil
 }

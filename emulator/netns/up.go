@@ -153,6 +153,20 @@ func NSName(lab, node string) string { return "reef-" + lab + "-" + node }
 // NS returns the network namespace name of node.
 func (l *Lab) NS(node string) string { return NSName(l.Name, node) }
 
+// SwitchdArgs is the command line of the switch daemon running shard cfg (written at
+// cfgPath) in this lab, o.SwitchdArgs last.
+func (l *Lab) SwitchdArgs(cfg *shard.Config, cfgPath string, o Options) []string {
+	args := []string{"--shard", cfgPath, "--epoch", strconv.FormatInt(l.Epoch, 10),
+		"--stats", l.StatsPath("{node}"), "--ready-fd", "3"}
+	if len(cfg.Links) > 0 {
+		args = append(args, "--tap-socket", TapSocket(l.Dir, cfg.Name))
+	}
+	if o.RingFrames > 0 {
+		args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
+	}
+	return append(args, o.SwitchdArgs...)
+}
+
 // StatsPath returns where switch node writes its statistics (JSON).
 func (l *Lab) StatsPath(node string) string { return filepath.Join(l.Dir, node+".stats.json") }
 
@@ -596,13 +610,7 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 			logf.Close()
 			return fmt.Errorf("netns: %s: %w", name, err)
 		}
-		args := []string{"--shard", cfgPath, "--epoch", strconv.FormatInt(lab.Epoch, 10),
-			"--stats", lab.StatsPath("{node}"), "--ready-fd", "3"}
-		if o.RingFrames > 0 {
-			args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
-		}
-		args = append(args, o.SwitchdArgs...)
-		cmd := exec.Command(bin, args...)
+		cmd := exec.Command(bin, lab.SwitchdArgs(&cfg, cfgPath, o)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -135,6 +135,27 @@ func (s *Shard) Switch(i int) *switchd.Switch { return s.nodes[i].Switch() }
 // External lists the driver ports (indices into Config.Ports) of switch i.
 func (s *Shard) External(i int) []int { return s.extOf[i] }
 
+// InMemory lists the switch ports the shard carries in memory (both ends of every
+// link of Config.Links), in the links' order.
+func (s *Shard) InMemory() []End {
+	ends := make([]End, 0, 2*len(s.cfg.Links))
+	for _, l := range s.cfg.Links {
+		ends = append(ends, l.A, l.B)
+	}
+	return ends
+}
+
+// SetTap makes t see every frame crossing port e.Port of switch e.Switch, both ways
+// (fabric.Node.SetTap); t runs on the shard's loop. Call it before the loop starts.
+func (s *Shard) SetTap(e End, t fabric.Tap) error {
+	for i, sc := range s.cfg.Switches {
+		if sc.Name == e.Switch {
+			return s.nodes[i].SetTap(e.Port, t)
+		}
+	}
+	return fmt.Errorf("shard %s: no switch %q", s.cfg.Name, e.Switch)
+}
+
 // Samples returns switch i's samples file as of lab time now, closing every port's
 // series with the switch's final counters.
 func (s *Shard) Samples(i int, now units.Time) Samples {
