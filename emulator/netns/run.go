@@ -270,10 +270,8 @@ func durations(ts []units.Time) string {
 func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.Run, err error) {
 	t0 := time.Now()
 	epoch := afpacket.MonotonicNow() + lead.Nanoseconds()
-	var wire []string // the daemons' --wire-epoch, on a part of a run across machines
 	if pt := r.b.Part; pt != nil {
 		epoch = pt.Epoch
-		wire = []string{"--wire-epoch", strconv.FormatInt(pt.WireEpoch, 10)}
 	}
 	eventsPath := filepath.Join(r.out, "events.json")
 	if err := writeJSON(eventsPath, r.events); err != nil {
@@ -289,9 +287,8 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		"--sample-interval", time.Duration(r.sc.SampleInterval).String(),
 		"--edges", durations(r.sc.WindowEdges()),
 		"--events", eventsPath)
-	uo.SwitchdArgs = append(uo.SwitchdArgs, wire...)
 	if pt := r.b.Part; pt != nil {
-		uo.Slice, uo.Epoch = pt.Slice, epoch
+		uo.Slice, uo.Epoch, uo.WireEpoch = pt.Slice, epoch, pt.WireEpoch
 	}
 	uo.Progress = r.opts.Setup
 	for _, s := range r.p.Switches { // stale samples from an earlier attempt
@@ -331,7 +328,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 		caps = append(caps, c)
 	}
 
-	procs, err = r.startHosts(lab, epoch, wire)
+	procs, err = r.startHosts(lab, epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +436,7 @@ func (r *runState) hostGroups(lab *Lab) (groups [][]string, names []string) {
 
 // startHosts writes each host daemon's group file and starts it in its first host's
 // namespace, then waits until every one has its interfaces open.
-func (r *runState) startHosts(lab *Lab, epoch int64, wire []string) ([]*hostProc, error) {
+func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 	var (
 		procs []*hostProc
 		ready []*os.File
@@ -473,7 +470,7 @@ func (r *runState) startHosts(lab *Lab, epoch int64, wire []string) ([]*hostProc
 			logf.Close()
 			return procs, fmt.Errorf("netns: host daemon %s: %w", name, err)
 		}
-		cmd := exec.Command(r.hostd, append([]string{"--group", groupPath, "--epoch", strconv.FormatInt(epoch, 10), "--ready-fd", "3"}, wire...)...)
+		cmd := exec.Command(r.hostd, append([]string{"--group", groupPath, "--epoch", strconv.FormatInt(epoch, 10), "--ready-fd", "3"}, lab.wireArgs()...)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -70,6 +70,10 @@ type Options struct {
 	// Epoch, when non-zero, is the lab's time zero (CLOCK_MONOTONIC ns) instead of the
 	// moment Up starts (a lab across machines starts from one shared instant).
 	Epoch int64
+	// WireEpoch, when non-zero, is the same instant on the clock the daemons' release
+	// trailers carry (afpacket.Clock.SetWireEpoch): a lab across machines gives its
+	// shared start time, so a frame's Due means the same on both sides of a tunnel.
+	WireEpoch int64
 	// Slice, when set, brings up one machine's part of the plan only (a lab spread over
 	// several machines: emulator/swarm); Shards is then ignored.
 	Slice *Slice
@@ -98,6 +102,8 @@ type Lab struct {
 	Dir  string
 	// Epoch is the lab's time zero (CLOCK_MONOTONIC ns), shared by its daemons.
 	Epoch int64
+	// WireEpoch is Options.WireEpoch (0: the trailers carry CLOCK_MONOTONIC).
+	WireEpoch int64
 	// Plan is what the lab was built from.
 	Plan *plan.Plan
 	// State is the lab's intent log as written when Up finished.
@@ -164,7 +170,15 @@ func (l *Lab) SwitchdArgs(cfg *shard.Config, cfgPath string, o Options) []string
 	if o.RingFrames > 0 {
 		args = append(args, "--ring-frames", strconv.Itoa(o.RingFrames))
 	}
-	return append(args, o.SwitchdArgs...)
+	return append(append(args, l.wireArgs()...), o.SwitchdArgs...)
+}
+
+// wireArgs is the daemons' --wire-epoch flag, if the lab has a wire epoch.
+func (l *Lab) wireArgs() []string {
+	if l.WireEpoch == 0 {
+		return nil
+	}
+	return []string{"--wire-epoch", strconv.FormatInt(l.WireEpoch, 10)}
 }
 
 // StatsPath returns where switch node writes its statistics (JSON).
@@ -253,7 +267,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("netns: write state: %w", err)
 	}
-	lab = &Lab{Name: p.Lab, Dir: dir, Epoch: sf.st.Epoch, Plan: p, Partition: part}
+	lab = &Lab{Name: p.Lab, Dir: dir, Epoch: sf.st.Epoch, WireEpoch: o.WireEpoch, Plan: p, Partition: part}
 	handles := make(map[string]*nsHandle, len(nodes))
 	var hmu sync.Mutex
 	defer func() {

@@ -81,8 +81,7 @@ func Agent(ctx context.Context, specPath string, log *slog.Logger) error {
 	}
 	t0 := time.Now()
 	lab, err := netns.Up(ctx, spec.Plan, netns.Options{Switchd: filepath.Join(filepath.Dir(exe), "switchd"), Topology: spec.Topology,
-		SwitchdArgs: append(spec.SwitchdArgs, "--wire-epoch", strconv.FormatInt(spec.Start, 10)), Slice: &spec.Slice, Log: log,
-		Epoch: monoAt(spec.Start, c)})
+		SwitchdArgs: spec.SwitchdArgs, Slice: &spec.Slice, Log: log, Epoch: monoAt(spec.Start, c), WireEpoch: spec.Start})
 	if err != nil {
 		return err
 	}
