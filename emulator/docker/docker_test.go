@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,8 @@ import (
 
 	"reef/emulator/netns"
 	"reef/emulator/plan"
-	"reef/emulator/topo"
 	"reef/internal/testenv"
+	"reef/internal/testlab"
 )
 
 // three hosts on two switches.
@@ -33,19 +32,11 @@ links:
   - [h3, s2]
 `
 
-func labName(prefix string) string { return fmt.Sprintf("%s%05x", prefix, rand.Uint32()&0xfffff) }
+func labName(prefix string) string { return testlab.Name(prefix) }
 
 func planFor(t testing.TB, lab, rate string) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse(lab+".yaml", []byte(fmt.Sprintf(smallTopo, lab, rate)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testlab.Plan(t, lab, fmt.Sprintf(smallTopo, lab, rate))
 }
 
 func up(t testing.TB, p *plan.Plan, o Options) *netns.Lab {

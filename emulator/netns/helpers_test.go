@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -13,8 +12,8 @@ import (
 	"time"
 
 	"reef/emulator/plan"
-	"reef/emulator/topo"
 	"reef/internal/testenv"
+	"reef/internal/testlab"
 	"reef/switchd"
 	"reef/units"
 )
@@ -42,22 +41,12 @@ func testSwitchd(t testing.TB) string {
 }
 
 // labName returns a unique lab name (topology names are at most 12 characters).
-func labName(prefix string) string {
-	return fmt.Sprintf("%s%05x", prefix, rand.Uint32()&0xfffff)
-}
+func labName(prefix string) string { return testlab.Name(prefix) }
 
 // planFor parses a topology document whose name is %s and plans it.
 func planFor(t testing.TB, doc, lab string) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse(lab+".yaml", []byte(fmt.Sprintf(doc, lab)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testlab.Plan(t, lab, fmt.Sprintf(doc, lab))
 }
 
 // up brings p up and tears it down when the test ends.

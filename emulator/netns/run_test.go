@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"reef/emulator/topo"
 	"reef/hostd/transport"
 	"reef/internal/testenv"
+	"reef/internal/testlab"
 	"reef/units"
 	"reef/wire"
 )
@@ -39,7 +39,7 @@ switches:
     int: {mode: mpd, mpd_unit: 1us}
 `
 
-func labName(prefix string) string { return fmt.Sprintf("%s%05x", prefix, rand.Uint32()&0xfffff) }
+func labName(prefix string) string { return testlab.Name(prefix) }
 
 func dumbbell(t testing.TB, prefix, rate string, hosts int, k string) *plan.Plan {
 	t.Helper()

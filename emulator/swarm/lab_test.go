@@ -33,7 +33,7 @@ import (
 	"reef/emulator/netns"
 	"reef/emulator/plan"
 	"reef/emulator/runner"
-	"reef/emulator/topo"
+	"reef/internal/testlab"
 )
 
 // What scripts/machines.sh makes: machine i is the namespace reef-m<i>, its underlay
@@ -94,15 +94,7 @@ func needMachines(t *testing.T) []Machine {
 
 func testPlan(t *testing.T, name, yaml string) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse(name+".yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testlab.Plan(t, name, yaml)
 }
 
 // bystander starts a container that is not reef's on machine m's engine; it must
