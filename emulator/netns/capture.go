@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,10 +165,14 @@ func captureReady(ctx context.Context, lab string, t Target, w io.Writer, ready 
 		ready()
 		return 0, err
 	}
-	sink := &frameSink{w: pw}
+	ifaces := t.Iface == "" || len(t.InMemory) == 0
+	sources := len(t.InMemory)
+	if ifaces {
+		sources++
+	}
+	sink := &frameSink{w: pw, reorder: sources > 1}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ifaces := t.Iface == "" || len(t.InMemory) == 0
 	var listening sync.WaitGroup
 	listening.Add(len(t.InMemory))
 	if ifaces {
@@ -199,21 +204,83 @@ func captureReady(ctx context.Context, lab string, t Target, w io.Writer, ready 
 		}
 	}
 	wg.Wait()
-	return sink.n, errors.Join(append(errs, pw.Close())...)
+	return sink.n, errors.Join(append(errs, sink.close(), pw.Close())...)
 }
 
-// frameSink is one capture's pcapng stream, shared by its sources.
+// frameSink is one capture's pcapng stream, shared by its sources. With more than one
+// source (a switch's veths and its in-memory ports) it writes frames in time order:
+// the sources deliver late by different amounts (a packet socket at once, a shard's
+// stream every millisecond), so it holds each frame until reorderWindow of wall time
+// has passed its stamp, then writes what is due in order (a frame later than that is
+// written as it comes).
 type frameSink struct {
-	mu sync.Mutex
-	w  *capture.Writer
-	n  int
+	mu      sync.Mutex
+	w       *capture.Writer
+	n       int
+	reorder bool
+	held    heldFrames
+}
+
+// reorderWindow is how long a multi-source capture holds frames to sort them.
+const reorderWindow = 20 * time.Millisecond
+
+type heldFrame struct {
+	at    time.Time
+	seq   int
+	frame []byte
+}
+
+// heldFrames is a min-heap of frames by stamp (then by arrival).
+type heldFrames []heldFrame
+
+func (h heldFrames) Len() int { return len(h) }
+func (h heldFrames) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h heldFrames) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heldFrames) Push(x any)   { *h = append(*h, x.(heldFrame)) }
+func (h *heldFrames) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (s *frameSink) write(at time.Time, frame []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
-	return s.w.WriteFrame(at, frame)
+	if !s.reorder {
+		return s.w.WriteFrame(at, frame)
+	}
+	heap.Push(&s.held, heldFrame{at: at, seq: s.n, frame: append([]byte(nil), frame...)})
+	return s.flushLocked(time.Now().Add(-reorderWindow))
+}
+
+// flushLocked writes the held frames stamped before until, in order.
+func (s *frameSink) flushLocked(until time.Time) error {
+	for len(s.held) > 0 && s.held[0].at.Before(until) {
+		f := heap.Pop(&s.held).(heldFrame)
+		if err := s.w.WriteFrame(f.at, f.frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close writes every frame still held.
+func (s *frameSink) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	for len(s.held) > 0 && err == nil {
+		f := heap.Pop(&s.held).(heldFrame)
+		err = s.w.WriteFrame(f.at, f.frame)
+	}
+	return err
 }
 
 // captureIfaces captures t's interface (every interface of its namespace when Iface is
