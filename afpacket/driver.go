@@ -124,8 +124,10 @@ type Stats struct {
 	// counts in bucket 0).
 	TimerArms uint64     `json:"timer_arms"`
 	ArmLead   [16]uint64 `json:"arm_lead_us_log2"`
-	// WakeLateMax is the largest timer lateness seen.
-	WakeLateMax units.Time `json:"wake_late_max"`
+	// WakeLateMax is the largest timer lateness seen, and WakeLateMaxAt the clock's
+	// time of the wakeup that saw it (when in the run a stall hit).
+	WakeLateMax   units.Time `json:"wake_late_max"`
+	WakeLateMaxAt units.Time `json:"wake_late_max_at,omitempty"`
 	// Stalls counts wakeups where the node asked to be polled at once but neither
 	// took nor gave a frame (a node bug; the driver backs off 1 ms each time).
 	Stalls uint64 `json:"stalls"`
@@ -135,6 +137,10 @@ type Stats struct {
 	ResumedTime units.Time `json:"resumed_time"`
 	// CPUTime is the CPU time the datapath thread used in Run (user and system).
 	CPUTime units.Time `json:"cpu_time"`
+	// Faults counts the page faults the datapath thread took in Run (minor and major):
+	// each is time it did not forward, and a burst of them a stall. Memory the driver
+	// and the daemons set up for the run is touched before it (see Touch).
+	Faults uint64 `json:"faults"`
 	// RealTime is true when the datapath thread runs under SCHED_FIFO.
 	RealTime bool `json:"real_time"`
 }
@@ -243,6 +249,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer d.addThreadCPU(threadCPU())
+	defer d.addThreadFaults(threadFaults())
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("afpacket: timer slack: %w", err)
 	}
@@ -330,7 +337,7 @@ func (d *Driver) Run(ctx context.Context) error {
 				_, _ = unix.Read(tfd, buf8[:])
 				if armed != units.Never {
 					d.stats.TimerWakes++
-					d.recordLate(now - armed)
+					d.recordLate(now, now-armed)
 				}
 				armed = units.Never
 			default:
@@ -587,9 +594,11 @@ func arrival(stamp, due, maxCarry units.Time) (units.Time, carry) {
 	return min(due, stamp), carryUsed
 }
 
-func (d *Driver) recordLate(late units.Time) {
+func (d *Driver) recordLate(now, late units.Time) {
 	late = max(late, 0)
-	d.stats.WakeLateMax = max(d.stats.WakeLateMax, late)
+	if late > d.stats.WakeLateMax {
+		d.stats.WakeLateMax, d.stats.WakeLateMaxAt = late, now
+	}
 	d.stats.WakeLate[log2Bucket(late, len(d.stats.WakeLate))]++
 }
 
@@ -604,6 +613,17 @@ func threadCPU() units.Time {
 
 // addThreadCPU adds the thread's CPU time since start to the stats (deferred by Run).
 func (d *Driver) addThreadCPU(start units.Time) { d.stats.CPUTime += threadCPU() - start }
+
+// threadFaults is the calling thread's page faults so far.
+func threadFaults() uint64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return uint64(ru.Minflt + ru.Majflt)
+}
+
+func (d *Driver) addThreadFaults(start uint64) { d.stats.Faults += threadFaults() - start }
 
 // log2Bucket is the bucket of a log2-µs histogram of n buckets that holds t: bucket i
 // counts [2^i, 2^(i+1)) µs, bucket 0 also anything below 1 µs, the last anything above.

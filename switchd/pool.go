@@ -46,6 +46,16 @@ func (p *pool) get() (int32, bool) {
 	return i, true
 }
 
+// touch writes every page of every buffer the pool holds (see Switch.Prefault).
+func (p *pool) touch() {
+	for _, b := range p.bufs {
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 0
+		}
+		b[len(b)-1] = 0
+	}
+}
+
 // put returns buffer i to the pool.
 func (p *pool) put(i int32) { p.free = append(p.free, i) }
 

@@ -193,6 +193,7 @@ func run(log *slog.Logger) error {
 		// which is what made RT runtime threads livelock before (see RealtimeThreads).
 		afpacket.RealtimeThreads(f.rtPrio)
 	}
+	sh.Prefault() // the run's first frames and samples take no page faults
 	if f.readyFd >= 0 {
 		rf := os.NewFile(uintptr(f.readyFd), "ready")
 		_, _ = rf.Write([]byte{1})
@@ -255,7 +256,7 @@ func run(log *slog.Logger) error {
 	}
 	log.Info("switchd down", "shard", cfg.Name, "in_memory_hops", sh.Hops(), "wakeups", st.Wakeups, "timer_wakes", st.TimerWakes,
 		"timer_arms", st.TimerArms, "arm_lead_us_log2", st.ArmLead, "wake_late_us_log2", st.WakeLate,
-		"resumes", st.Resumes, "stalls", st.Stalls, "cpu", st.CPUTime,
+		"resumes", st.Resumes, "stalls", st.Stalls, "faults", st.Faults, "cpu", st.CPUTime,
 		"run_mallocs", mem1.Mallocs-mem0.Mallocs, "run_alloc_bytes", mem1.TotalAlloc-mem0.TotalAlloc)
 	return err
 }

@@ -253,7 +253,7 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 	if interval <= 0 {
 		interval = units.Millisecond
 	}
-	sampler := newFlowSampler(node.hosts, outs)
+	sampler := newFlowSampler(node.hosts, outs, until, interval)
 	node.snap = sampler.edge
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -301,7 +301,10 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 
 // flowSampler samples every started flow of a group's hosts into their outputs, on the
 // datapath thread every sample interval. The daemon runs with the GC off: it allocates
-// nothing but the room the samples it appends (the run's data) take.
+// nothing but the room the samples it appends (the run's data) take, and that room is
+// allocated and touched before the run for as many samples as the run takes (up to
+// maxSampleRoom a flow): appending to fresh memory on the datapath faulted a page at a
+// time, in the run's first milliseconds.
 type flowSampler struct {
 	hosts []*hostd.Host
 	outs  []*Output
@@ -309,10 +312,24 @@ type flowSampler struct {
 	done  [][]bool          // a finished flow gets one last sample
 }
 
-func newFlowSampler(hosts []*hostd.Host, outs []*Output) *flowSampler {
+// maxSampleRoom caps the samples a flow's series has room for before the run.
+const maxSampleRoom = 4096
+
+func newFlowSampler(hosts []*hostd.Host, outs []*Output, until, interval units.Time) *flowSampler {
 	s := &flowSampler{hosts: hosts, outs: outs, done: make([][]bool, len(hosts))}
+	room := 2
+	if interval > 0 {
+		room = int(min(until/interval+2, maxSampleRoom))
+	}
 	for k := range hosts {
 		s.done[k] = make([]bool, len(outs[k].Flows))
+		for i := range outs[k].Flows {
+			f := &outs[k].Flows[i]
+			if cap(f.Samples) < room {
+				f.Samples = make([]results.FlowSample, 0, room)
+			}
+			clear(f.Samples[:cap(f.Samples)]) // touched now, not in the run
+		}
 	}
 	return s
 }

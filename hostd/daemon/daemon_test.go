@@ -6,7 +6,6 @@ import (
 
 	_ "reef/cc/all"
 	"reef/emulator/plan"
-	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/emulator/topo"
 	"reef/hostd"
@@ -40,10 +39,11 @@ func TestSampleAllocatesNothing(t *testing.T) {
 			}
 		}
 	}
-	for i := range out.Flows {
-		out.Flows[i].Samples = make([]results.FlowSample, 0, 1000)
+	// Room for a second's samples at 1 ms is made (and touched) before the run.
+	s := newFlowSampler([]*hostd.Host{h}, []*Output{out}, job.Duration, job.SampleInterval)
+	if c := cap(out.Flows[0].Samples); c < 1000 {
+		t.Fatalf("room for %d samples before the run; want the run's 1000", c)
 	}
-	s := newFlowSampler([]*hostd.Host{h}, []*Output{out})
 	now := units.Millisecond
 	s.sample(now)
 	if allocs := testing.AllocsPerRun(100, func() { now += units.Millisecond; s.sample(now) }); allocs != 0 {
@@ -70,7 +70,7 @@ func TestEdgeSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	edges := []units.Time{50 * units.Microsecond, 300 * units.Microsecond, 700 * units.Microsecond, 2 * units.Millisecond}
-	s := newFlowSampler([]*hostd.Host{h}, []*Output{out})
+	s := newFlowSampler([]*hostd.Host{h}, []*Output{out}, job.Duration, 0)
 	node := &hostsNode{hosts: []*hostd.Host{h}, late: []*hist.Durations{new(hist.Durations)}, edges: edges, snap: s.edge}
 	for now := units.Time(0); now <= units.Millisecond; now += 37 * units.Microsecond {
 		if d := node.NextDeadline(); node.next < len(edges) && d > edges[node.next] {

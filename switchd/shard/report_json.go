@@ -183,10 +183,14 @@ func (e *jsonEnc) driver(d *afpacket.Stats) {
 	e.uint("timer_arms", d.TimerArms)
 	e.uints("arm_lead_us_log2", d.ArmLead[:])
 	e.time("wake_late_max", d.WakeLateMax)
+	if d.WakeLateMaxAt != 0 {
+		e.time("wake_late_max_at", d.WakeLateMaxAt)
+	}
 	e.uint("stalls", d.Stalls)
 	e.uint("resumes", d.Resumes)
 	e.time("resumed_time", d.ResumedTime)
 	e.time("cpu_time", d.CPUTime)
+	e.uint("faults", d.Faults)
 	e.boolean("real_time", d.RealTime)
 	e.close('}')
 }

@@ -156,6 +156,20 @@ func (s *Shard) SetTap(e End, t fabric.Tap) error {
 	return fmt.Errorf("shard %s: no switch %q", s.cfg.Name, e.Switch)
 }
 
+// Prefault writes every page the shard will fill during a run: its switches' frame
+// buffers (switchd.Switch.Prefault) and the room allocated for its ports' samples. A
+// daemon calls it before the run, so its real-time thread takes no page faults then.
+func (s *Shard) Prefault() {
+	for i, n := range s.nodes {
+		n.Switch().Prefault()
+		for j := range s.ports[i] {
+			p := &s.ports[i][j]
+			clear(p.Samples[:cap(p.Samples)])
+			clear(p.Edges[:cap(p.Edges)])
+		}
+	}
+}
+
 // Samples returns switch i's samples file as of lab time now, closing every port's
 // series with the switch's final counters.
 func (s *Shard) Samples(i int, now units.Time) Samples {
