@@ -3,6 +3,7 @@ package tapsock
 import (
 	"sync/atomic"
 
+	"reef/afpacket"
 	"reef/units"
 )
 
@@ -35,7 +36,8 @@ func NewRing(n, size int) *Ring {
 	for c < n {
 		c <<= 1
 	}
-	return &Ring{slots: make([]slot, c), data: make([]byte, c*size), size: size, mask: uint64(c - 1)}
+	// Touched here, not by the datapath's first Puts (a page fault each).
+	return &Ring{slots: make([]slot, c), data: afpacket.Touch(make([]byte, c*size)), size: size, mask: uint64(c - 1)}
 }
 
 // Put copies frame, seen at at (out: sent on the port; else delivered to it) for

@@ -98,6 +98,11 @@ func (s *Server) Listen(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("tapsock: listen: %w", err)
 	}
+	// A capture sees the lab's traffic: only the lab's owner may ask for one.
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("tapsock: %w", err)
+	}
 	go func() {
 		<-ctx.Done()
 		ln.Close()
