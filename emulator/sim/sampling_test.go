@@ -1,10 +1,7 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,10 +67,10 @@ func TestSamplingDoesNotPerturb(t *testing.T) {
 }
 
 // BenchmarkSamplingCost runs the sampling lab (TestSamplingDoesNotPerturb's) for 20 ms
-// sampled every millisecond and every 5 µs, writing each run's results as
-// results.json is written (indented JSON), and reports the CPU time of each run with
-// and without the writing, and the ratios (goal: the 5 µs run costs at most 1.1x the
-// 1 ms run, writing included).
+// sampled every millisecond and every 5 µs, writing each run's results as `reef run`
+// does (results.WriteDir: results.json and the CSV series), and reports the CPU time of
+// each run with and without the writing, and the ratios (goal: the 5 µs run costs at
+// most 1.1x the 1 ms run, writing included).
 func BenchmarkSamplingCost(b *testing.B) {
 	const d = 20 * units.Millisecond
 	dir := b.TempDir()
@@ -81,11 +78,7 @@ func BenchmarkSamplingCost(b *testing.B) {
 		c0 := cpuTime()
 		r := samplingLab(b, d, every)
 		c1 := cpuTime()
-		buf, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "results.json"), buf, 0o644); err != nil {
+		if err := results.WriteDir(dir, r); err != nil {
 			b.Fatal(err)
 		}
 		return c1 - c0, cpuTime() - c0
@@ -100,6 +93,7 @@ func BenchmarkSamplingCost(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(coarse.Seconds()/n, "cpu-s/1ms-run")
 	b.ReportMetric(fine.Seconds()/n, "cpu-s/5µs-run")
+	b.ReportMetric(fineSim.Seconds()/n, "cpu-s/5µs-unwritten")
 	b.ReportMetric(fine.Seconds()/coarse.Seconds(), "5µs/1ms")
 	b.ReportMetric(fineSim.Seconds()/coarseSim.Seconds(), "5µs/1ms-unwritten")
 }
