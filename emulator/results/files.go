@@ -106,11 +106,65 @@ func ReadDir(dir string) (*Run, error) {
 }
 
 // rowWriter appends rows to a buffer it writes out in large pieces: formatting a
-// sample takes a few integer conversions, no reflection and no allocation.
+// sample takes a few integer conversions, no reflection and no allocation, and fewer
+// still when values repeat (see column and timeCache).
 type rowWriter struct {
-	f   *os.File
-	b   []byte
-	err error
+	f     *os.File
+	b     []byte
+	err   error
+	times *timeCache
+	cols  [8]column
+}
+
+// column remembers the text of the last value written in one column: cumulative
+// counters (drops, marks, retransmits) and an idle port's figures repeat from one
+// sample to the next, and copying their text is cheaper than formatting it again.
+type column struct {
+	v    int64
+	n    uint8
+	text [23]byte
+}
+
+// put appends c's text with one fixed-size copy (no call to memmove): the row buffer
+// always has room for it (see endRow).
+func (c *column) put(b []byte) []byte {
+	n := len(b)
+	if cap(b)-n < len(c.text) {
+		b = slices.Grow(b, len(c.text))
+	}
+	*(*[len(c.text)]byte)(b[n : n+len(c.text)]) = c.text
+	return b[:n+int(c.n)]
+}
+
+func (c *column) int(b []byte, v int64) []byte {
+	if c.n > 0 && c.v == v {
+		return c.put(b)
+	}
+	k := len(b)
+	b = strconv.AppendInt(b, v, 10)
+	c.v, c.n = v, uint8(copy(c.text[:], b[k:]))
+	return b
+}
+
+func (c *column) us(b []byte, t units.Time) []byte {
+	if c.n > 0 && c.v == int64(t) {
+		return c.put(b)
+	}
+	k := len(b)
+	b = appendUS(b, t)
+	c.v, c.n = int64(t), uint8(copy(c.text[:], b[k:]))
+	return b
+}
+
+// timeCache holds the text of the sample times by their index in a series: every
+// port, and every flow that starts with the run, is sampled at the same times.
+type timeCache []column
+
+func (c *timeCache) us(b []byte, j int, t units.Time) []byte {
+	if j >= len(*c) {
+		*c = append(*c, make([]column, j+1-len(*c))...)
+	}
+	return (*c)[j].us(b, t)
 }
 
 const rowBuffer = 256 << 10
@@ -135,7 +189,7 @@ func writeFile(path string, rows func(*rowWriter)) error {
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	w := &rowWriter{f: f, b: make([]byte, 0, rowBuffer)}
+	w := &rowWriter{f: f, b: make([]byte, 0, rowBuffer), times: new(timeCache)}
 	rows(w)
 	w.flush()
 	if err := errors.Join(w.err, f.Close()); err != nil {
@@ -147,24 +201,25 @@ func writeFile(path string, rows func(*rowWriter)) error {
 func writeFlowRows(w *rowWriter, flows []Flow) {
 	w.b = append(w.b, flowsHeader...)
 	w.endRow()
-	var prefix []byte
+	var prefix, id []byte
 	for i := range flows {
 		fl := &flows[i]
 		prefix = appendField(prefix[:0], fl.Name)
 		prefix = appendField(append(prefix, ','), fl.Group)
 		prefix = append(appendField(append(prefix, ','), fl.CC), ',')
+		id := strconv.AppendUint(id[:0], uint64(fl.ID), 10)
 		for j := range fl.Samples {
 			s := &fl.Samples[j]
-			b := append(w.b, prefix...)
-			b = appendUS(b, s.T)
-			b = strconv.AppendInt(append(b, ','), int64(s.Acked), 10)
-			b = strconv.AppendInt(append(b, ','), int64(s.Cwnd), 10)
-			b = strconv.AppendInt(append(b, ','), int64(s.Rate), 10)
-			b = appendUS(append(b, ','), s.RTT)
-			b = appendUS(append(b, ','), s.FabricDelay)
-			b = appendUS(append(b, ','), s.MPD)
-			b = strconv.AppendInt(append(b, ','), s.Retransmits, 10)
-			w.b = strconv.AppendUint(append(b, ','), uint64(fl.ID), 10)
+			c := &w.cols
+			b := w.times.us(append(w.b, prefix...), j, s.T)
+			b = c[0].int(append(b, ','), int64(s.Acked))
+			b = c[1].int(append(b, ','), int64(s.Cwnd))
+			b = c[2].int(append(b, ','), int64(s.Rate))
+			b = c[3].us(append(b, ','), s.RTT)
+			b = c[4].us(append(b, ','), s.FabricDelay)
+			b = c[5].us(append(b, ','), s.MPD)
+			b = c[6].int(append(b, ','), s.Retransmits)
+			w.b = append(append(b, ','), id...)
 			w.endRow()
 		}
 	}
@@ -179,15 +234,15 @@ func writePortRows(w *rowWriter, ports []Port) {
 		prefix = append(appendField(prefix[:0], p.Switch+":"+p.Name), ',')
 		for j := range p.Samples {
 			s := &p.Samples[j]
-			b := append(w.b, prefix...)
-			b = appendUS(b, s.T)
-			b = strconv.AppendInt(append(b, ','), int64(s.QueueBytes), 10)
-			b = appendUS(append(b, ','), s.QueueDelay)
-			b = strconv.AppendInt(append(b, ','), s.TxBytes, 10)
-			b = strconv.AppendInt(append(b, ','), s.Drops, 10)
-			b = strconv.AppendInt(append(b, ','), s.Marks, 10)
-			b = strconv.AppendInt(append(b, ','), s.TxPackets, 10)
-			w.b = appendUS(append(b, ','), s.Waited)
+			c := &w.cols
+			b := w.times.us(append(w.b, prefix...), j, s.T)
+			b = c[0].int(append(b, ','), int64(s.QueueBytes))
+			b = c[1].us(append(b, ','), s.QueueDelay)
+			b = c[2].int(append(b, ','), s.TxBytes)
+			b = c[3].int(append(b, ','), s.Drops)
+			b = c[4].int(append(b, ','), s.Marks)
+			b = c[5].int(append(b, ','), s.TxPackets)
+			w.b = c[6].us(append(b, ','), s.Waited)
 			w.endRow()
 		}
 	}

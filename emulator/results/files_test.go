@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -214,4 +215,34 @@ func FuzzReadSeries(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkWriteDir writes a run of 100 series of 4000 samples each (a 20 ms run of a
+// k = 4 fat tree sampled every 5 µs), with counters that grow as a busy port's do.
+func BenchmarkWriteDir(b *testing.B) {
+	r := &Run{}
+	const n = 4000
+	for i := range 24 {
+		f := Flow{ID: uint32(i), Name: "perm" + strconv.Itoa(i), Group: "perm", CC: "swift"}
+		for k := range n {
+			f.Samples = append(f.Samples, FlowSample{T: units.Time(k) * 5000, Acked: units.Bytes(k * 6100), Cwnd: units.Bytes(20000 + k%7*1500),
+				Rate: units.Rate(9e9 + k%13), RTT: units.Time(20000 + k%97*13), FabricDelay: units.Time(8000 + k%31), MPD: units.Time(k % 5 * 1000), Retransmits: int64(k / 1000)})
+		}
+		r.Flows = append(r.Flows, f)
+	}
+	for i := range 80 {
+		p := Port{Switch: "s" + strconv.Itoa(i/4), Name: "p" + strconv.Itoa(i%4+1)}
+		for k := range n {
+			p.Samples = append(p.Samples, PortSample{T: units.Time(k) * 5000, QueueBytes: units.Bytes(k % 11 * 1500), QueueDelay: units.Time(k % 11 * 1200),
+				TxBytes: int64(k) * 6250, Drops: int64(k / 500), Marks: int64(k / 50), TxPackets: int64(k) * 4, Waited: units.Time(k) * 3001})
+		}
+		r.Ports = append(r.Ports, p)
+	}
+	dir := b.TempDir()
+	for b.Loop() {
+		if err := WriteDir(dir, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(104*n), "ns/sample")
 }
