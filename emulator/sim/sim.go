@@ -232,11 +232,17 @@ func (s *Sim) addFlows() error {
 			}
 			s.flowDense[f.ID] = int32(len(s.flows) + 1)
 		}
-		s.flows = append(s.flows, flowRec{
+		rec := flowRec{
 			res: results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC,
 				Size: f.Size, Start: f.Start},
 			host: src.Host(), idx: len(src.Host().FlowStats()) - 1,
-		})
+		}
+		if every := s.sc.SampleInterval; every > 0 && f.Size == 0 && f.Start < s.sc.Duration {
+			// a long-lived flow is sampled from its start to the end: its series is
+			// allocated once
+			rec.res.Samples = make([]results.FlowSample, 0, (s.sc.Duration-f.Start)/every+1)
+		}
+		s.flows = append(s.flows, rec)
 	}
 	return nil
 }
