@@ -137,23 +137,17 @@ func (c *column) put(b []byte) []byte {
 }
 
 func (c *column) int(b []byte, v int64) []byte {
-	if c.n > 0 && c.v == v {
-		return c.put(b)
+	if c.n == 0 || c.v != v {
+		c.v, c.n = v, uint8(formatInt(&c.text, v))
 	}
-	k := len(b)
-	b = strconv.AppendInt(b, v, 10)
-	c.v, c.n = v, uint8(copy(c.text[:], b[k:]))
-	return b
+	return c.put(b)
 }
 
 func (c *column) us(b []byte, t units.Time) []byte {
-	if c.n > 0 && c.v == int64(t) {
-		return c.put(b)
+	if c.n == 0 || c.v != int64(t) {
+		c.v, c.n = int64(t), uint8(formatUS(&c.text, t))
 	}
-	k := len(b)
-	b = appendUS(b, t)
-	c.v, c.n = int64(t), uint8(copy(c.text[:], b[k:]))
-	return b
+	return c.put(b)
 }
 
 // timeCache holds the text of the sample times by their index in a series: every
@@ -248,27 +242,67 @@ func writePortRows(w *rowWriter, ports []Port) {
 	}
 }
 
-// appendUS appends t in µs, exactly: the integer part and up to three decimals with
-// no trailing zeros. It is what strconv.FormatFloat(t.Microseconds(), 'f', -1, 64)
-// writes for any t under 10¹⁵ ns (11 days), where that is exact.
-func appendUS(b []byte, t units.Time) []byte {
-	u := uint64(t)
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// formatUint writes u in decimal at dst[i:] and returns where it ends.
+func formatUint(dst *[23]byte, i int, u uint64) int {
+	n := 1
+	for p := uint64(10); n < 20 && u >= p; p *= 10 {
+		n++
+	}
+	end := i + n
+	j := end
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		j -= 2
+		dst[j], dst[j+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		dst[j-2], dst[j-1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		dst[j-1] = byte('0' + u)
+	}
+	return end
+}
+
+// formatInt writes v in decimal at the start of dst and returns its length.
+func formatInt(dst *[23]byte, v int64) int {
+	if v < 0 {
+		dst[0] = '-'
+		return formatUint(dst, 1, -uint64(v))
+	}
+	return formatUint(dst, 0, uint64(v))
+}
+
+// formatUS writes t in µs, exactly, at the start of dst and returns its length: the
+// integer part and up to three decimals with no trailing zeros. It is what
+// strconv.FormatFloat(t.Microseconds(), 'f', -1, 64) writes for any t under 10¹⁵ ns
+// (11 days), where that is exact.
+func formatUS(dst *[23]byte, t units.Time) int {
+	i, u := 0, uint64(t)
 	if t < 0 {
-		b = append(b, '-')
-		u = -u
+		dst[0], i, u = '-', 1, -u
 	}
-	b = strconv.AppendUint(b, u/1000, 10)
+	end := formatUint(dst, i, u/1000)
 	f := u % 1000
-	switch {
-	case f == 0:
-	case f%100 == 0:
-		b = append(b, '.', byte('0'+f/100))
-	case f%10 == 0:
-		b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10))
-	default:
-		b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	if f == 0 {
+		return end
 	}
-	return b
+	dst[end], dst[end+1] = '.', byte('0'+f/100)
+	end += 2
+	if f%100 != 0 {
+		dst[end] = byte('0' + f/10%10)
+		end++
+		if f%10 != 0 {
+			dst[end] = byte('0' + f%10)
+			end++
+		}
+	}
+	return end
 }
 
 // appendField appends s as a CSV field, quoted when it must be (RFC 4180).

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -245,4 +246,28 @@ func BenchmarkWriteDir(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(104*n), "ns/sample")
+}
+
+// The series' numbers are written as strconv writes them: integers in decimal, times
+// as FormatFloat wrote their µs before the writer formatted them itself.
+func TestFormatNumbers(t *testing.T) {
+	vals := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 12345, 99999, 100000, 1e6 - 1, 1e6, 5e6 + 7,
+		123456789012, 1e15 - 1, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	for v := int64(1); v < math.MaxInt64/7; v = v*7 + 3 {
+		vals = append(vals, v, v+1, v-1)
+	}
+	var buf [23]byte
+	for _, v := range vals {
+		for _, x := range []int64{v, -v} {
+			if got, want := string(buf[:formatInt(&buf, x)]), strconv.FormatInt(x, 10); got != want {
+				t.Errorf("formatInt(%d) = %q; want %q", x, got, want)
+			}
+			if x <= -1e15 || x >= 1e15 {
+				continue // beyond 11 days a float64 of µs is no longer exact
+			}
+			if got, want := string(buf[:formatUS(&buf, units.Time(x))]), strconv.FormatFloat(units.Time(x).Microseconds(), 'f', -1, 64); got != want {
+				t.Errorf("formatUS(%d) = %q; want %q", x, got, want)
+			}
+		}
+	}
 }
