@@ -47,9 +47,10 @@ func writeJSON(path string, v any) error {
 }
 
 // WriteRunData writes a run's data to dir: summary.json, the raw results (results.json,
-// and the time series as flows.csv and queues.csv: results.WriteDir) and input.json, so that `reef
-// report` can recompute the summary and draw it later (emulator/render). run may be nil
-// when the summary already holds it (it always does when it came from Summarize).
+// and the time series as flows.csv and queues.csv: results.WriteDir) and input.json,
+// so that `reef report` can recompute the summary and draw it later (emulator/render).
+// run may be nil when the summary already holds it (it always does when it came from
+// Summarize).
 func WriteRunData(dir string, s *Summary, run *results.Run) error {
 	if s == nil || s.in == nil {
 		return errors.New("report: WriteRun needs a summary made by Summarize")

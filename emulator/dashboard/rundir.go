@@ -62,9 +62,9 @@ func RunDirs(dir string) ([]string, error) {
 }
 
 // OpenRunDir reads one run's directory: results.json and its series (required,
-// results.ReadDir), the plan from
-// input.json (as reef run writes it) or plan.json, and summary.json (optional: without
-// a plan there is no graph, without a summary no verdicts). When the run is part of an
+// results.ReadDir), the plan from input.json (as reef run writes it) or plan.json, and
+// summary.json (optional: without a plan there is no graph, without a summary no
+// verdicts). When the run is part of an
 // experiment, the verdicts are the sweep's (sweep.json next to the run's directory). An experiment directory holding a single run is accepted too.
 func OpenRunDir(dir string) (*RunDir, error) {
 	dirs, err := RunDirs(dir)
