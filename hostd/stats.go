@@ -48,6 +48,32 @@ func (h *Host) AppendFlowStats(dst []FlowStats) []FlowStats {
 	return dst
 }
 
+// FlowProgress is the part of a sending flow's FlowStats that a time-series sample
+// reads.
+type FlowProgress struct {
+	ID            uint32
+	Started, Done bool
+	// BytesAcked, Retransmits, LastRTT, FabricDelay and MPD are SenderStats'; Cwnd and
+	// PacingRate FlowStats'.
+	BytesAcked, Cwnd          units.Bytes
+	PacingRate                units.Rate
+	LastRTT, FabricDelay, MPD units.Time
+	Retransmits               uint64
+}
+
+// AppendFlowProgress appends every sending flow's progress to dst, in AddFlow order:
+// AppendFlowStats without the rest of FlowStats, for a driver that samples often.
+func (h *Host) AppendFlowProgress(dst []FlowProgress) []FlowProgress {
+	for _, f := range h.flows {
+		st := f.snd.Stats()
+		done, _ := f.snd.Done()
+		dst = append(dst, FlowProgress{ID: f.spec.ID, Started: f.started, Done: done,
+			BytesAcked: st.BytesAcked, Cwnd: f.snd.Alg().Window(), PacingRate: f.snd.Alg().Rate(),
+			LastRTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD, Retransmits: st.Retransmits})
+	}
+	return dst
+}
+
 // Skew summarises, over the reef frames the host received, how stale its decisions
 // were for each: how much later than the frame's arrival the latest time the host had
 // already acted at (started a frame on the NIC, fired a timer) was when it read the

@@ -3,32 +3,36 @@ package switchd
 import (
 	"testing"
 
-	"reef/internal/hist"
 	"reef/units"
 )
 
-// AppendCounters gives AppendStats' counters without the histograms' summaries.
-func TestAppendCounters(t *testing.T) {
+// AppendSamples gives the figures of Depths and AppendStats at the same time, with a
+// queue still standing and after it drained.
+func TestAppendSamples(t *testing.T) {
 	s := mustNew(t, testConfig(2))
 	for i := range 20 {
 		s.Receive(units.Time(i), 0, pk{dst: hostAddr(1, i)}.build(t))
 	}
-	for {
-		if _, ok := s.Poll(10 * units.Millisecond); !ok {
-			break
+	for _, now := range []units.Time{units.Millisecond, 10 * units.Millisecond} {
+		for {
+			if _, ok := s.Poll(now); !ok {
+				break
+			}
 		}
-	}
-	full, counters := s.AppendStats(nil), s.AppendCounters(nil)
-	if full[1].Lateness.Count != 20 || full[1].TxPackets != 20 {
-		t.Fatalf("stats: %d sent, lateness of %d; want 20", full[1].TxPackets, full[1].Lateness.Count)
-	}
-	for i := range full {
-		if counters[i].Lateness != (hist.Summary{}) || counters[i].Skew != (hist.Summary{}) {
-			t.Fatalf("port %d: counters carry summaries", i)
+		got := s.AppendSamples(now, nil)
+		depths, stats := s.Depths(now, nil), s.AppendStats(nil)
+		for i := range got {
+			want := Sample{Depth: depths[i], TxBytes: stats[i].TxBytes, TxPackets: stats[i].TxPackets,
+				Drops: stats[i].Dropped(), Marks: stats[i].ECNMarks, Waited: stats[i].Waited}
+			if got[i] != want {
+				t.Errorf("at %v, port %d: sample %+v; want %+v", now, i, got[i], want)
+			}
 		}
-		full[i].Lateness, full[i].Skew = hist.Summary{}, hist.Summary{}
-		if full[i] != counters[i] {
-			t.Fatalf("port %d: counters %+v, stats %+v", i, counters[i], full[i])
+		if now == 30*units.Microsecond && (got[1].Backlog == 0 || got[1].TxPackets == 0) {
+			t.Errorf("at %v: port 1 %+v; want frames sent and a queue left", now, got[1])
+		}
+		if now == 10*units.Millisecond && got[1].TxPackets != 20 {
+			t.Errorf("at %v: port 1 sent %d frames; want 20", now, got[1].TxPackets)
 		}
 	}
 }

@@ -378,13 +378,7 @@ func (s *Switch) Stats() []PortStats { return s.AppendStats(nil) }
 
 // AppendStats appends the snapshot Stats returns to dst, so a driver sampling often can
 // reuse one slice.
-func (s *Switch) AppendStats(dst []PortStats) []PortStats { return s.appendStats(dst, true) }
-
-// AppendCounters is AppendStats without the Lateness and Skew summaries (left zero),
-// which take a pass over two histograms per port: for a driver sampling counters often.
-func (s *Switch) AppendCounters(dst []PortStats) []PortStats { return s.appendStats(dst, false) }
-
-func (s *Switch) appendStats(dst []PortStats, summaries bool) []PortStats {
+func (s *Switch) AppendStats(dst []PortStats) []PortStats {
 	for i := range s.ports {
 		p := &s.ports[i]
 		e := &p.eg
@@ -399,11 +393,38 @@ func (s *Switch) appendStats(dst []PortStats, summaries bool) []PortStats {
 			QueueBytes: e.qbytes, MaxQueueBytes: e.maxQ,
 			HeldBytes: p.pfc.held,
 		})
-		if summaries {
-			st := &dst[len(dst)-1]
-			e.flushHists()
-			st.Lateness, st.Skew = e.late.Summary(), e.skew.Summary()
+		st := &dst[len(dst)-1]
+		e.flushHists()
+		st.Lateness, st.Skew = e.late.Summary(), e.skew.Summary()
+	}
+	return dst
+}
+
+// Sample is what a time-series sample reads of one egress port: its queue now and
+// the cumulative counters of PortStats it follows.
+type Sample struct {
+	Depth
+	TxBytes, TxPackets uint64
+	// Drops is PortStats.Dropped(), Marks PortStats.ECNMarks.
+	Drops, Marks uint64
+	Waited       units.Time
+}
+
+// AppendSamples advances the switch to now and appends every port's Sample to dst
+// (indexed by port): Depths and the counters of AppendStats in one pass, without the
+// rest of PortStats, for a driver that samples often.
+func (s *Switch) AppendSamples(now units.Time, dst []Sample) []Sample {
+	s.release()
+	s.advance(now)
+	for i := range s.ports {
+		p := &s.ports[i]
+		e := &p.eg
+		var drops uint64
+		for _, d := range p.drops {
+			drops += d
 		}
+		dst = append(dst, Sample{Depth: Depth{Backlog: e.qbytes, Delay: e.queueDelay(s.now)},
+			TxBytes: e.txBytes, TxPackets: e.txPackets, Drops: drops, Marks: e.marks, Waited: e.waited})
 	}
 	return dst
 }

@@ -16,9 +16,10 @@ func reportCmd(o *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "re-render summary.json, plots and report.html from a run directory's raw results",
-		Long: `report recomputes a results directory from what the backend measured (results.json,
-with the plan, scenario and expectations saved beside it): summary.json, the CSV time
-series, plots/*.png and *.svg, and report.html. Given a sweep's directory, it re-renders
+		Long: `report recomputes a results directory from what the backend measured (results.json
+and the samples in flows.csv and queues.csv, or in results.json for directories written
+before they moved out, with the plan, scenario and expectations saved beside it):
+summary.json, the CSV time series, plots/*.png and *.svg, and report.html. Given a sweep's directory, it re-renders
 every run in it and then the combined report. Use it after changing the analysis, or to
 re-check a run's expectations.`,
 		Example: `  reef report results/poseidon-multihop-20261122T063000Z

@@ -1,14 +1,12 @@
 package analysis
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"reef/emulator/expect"
 	"reef/emulator/plan"
@@ -19,12 +17,12 @@ import (
 // Files in a run directory.
 const (
 	SummaryFile = "summary.json"
-	ResultsFile = "results.json" // the raw results.Run
-	InputFile   = "input.json"   // plan, scenario, expectations: what `reef report` re-renders from
+	ResultsFile = results.RunFile // the raw results.Run, its samples aside (results.WriteDir)
+	InputFile   = "input.json"    // plan, scenario, expectations: what `reef report` re-renders from
 	HTMLFile    = "report.html"
 	SweepFile   = "sweep.json"
-	FlowsCSV    = "flows.csv"  // per-flow time series
-	QueuesCSV   = "queues.csv" // per-port time series
+	FlowsCSV    = results.FlowsCSV  // per-flow time series
+	QueuesCSV   = results.QueuesCSV // per-port time series
 )
 
 // inputFile is input.json.
@@ -49,9 +47,10 @@ func writeJSON(path string, v any) error {
 }
 
 // WriteRunData writes a run's data to dir: summary.json, the raw results (results.json,
-// and the time series as flows.csv and queues.csv) and input.json, so that `reef
-// report` can recompute the summary and draw it later (emulator/render). run may be nil
-// when the summary already holds it (it always does when it came from Summarize).
+// and the time series as flows.csv and queues.csv: results.WriteDir) and input.json,
+// so that `reef report` can recompute the summary and draw it later (emulator/render).
+// run may be nil when the summary already holds it (it always does when it came from
+// Summarize).
 func WriteRunData(dir string, s *Summary, run *results.Run) error {
 	if s == nil || s.in == nil {
 		return errors.New("report: WriteRun needs a summary made by Summarize")
@@ -69,57 +68,11 @@ func WriteRunData(dir string, s *Summary, run *results.Run) error {
 	if err := writeJSON(filepath.Join(dir, InputFile), inputFile{s.in.Experiment, s.in.Vars, s.in.Paper, s.in.Plan, s.in.Scenario, specs}); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, ResultsFile), run); err != nil {
-		return err
-	}
-	if err := writeCSV(dir, run); err != nil {
-		return err
+	if err := results.WriteDir(dir, run); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	return writeJSON(filepath.Join(dir, SummaryFile), s)
 }
-
-func writeCSV(dir string, run *results.Run) (err error) {
-	create := func(name string) (*os.File, *bufio.Writer, error) {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			return nil, nil, fmt.Errorf("report: %w", err)
-		}
-		return f, bufio.NewWriter(f), nil
-	}
-	finish := func(f *os.File, w *bufio.Writer) error {
-		return errors.Join(w.Flush(), f.Close())
-	}
-	f, w, err := create(FlowsCSV)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "flow,group,cc,t_us,acked_bytes,cwnd_bytes,rate_bps,rtt_us,fabric_delay_us,mpd_us,retransmits")
-	for _, fl := range run.Flows {
-		for _, s := range fl.Samples {
-			fmt.Fprintf(w, "%s,%s,%s,%s,%d,%d,%d,%s,%s,%s,%d\n", fl.Name, fl.Group, fl.CC, fmtUS(s.T.Microseconds()), s.Acked, s.Cwnd, s.Rate,
-				fmtUS(s.RTT.Microseconds()), fmtUS(s.FabricDelay.Microseconds()), fmtUS(s.MPD.Microseconds()), s.Retransmits)
-		}
-	}
-	if err := finish(f, w); err != nil {
-		return fmt.Errorf("report: %s: %w", FlowsCSV, err)
-	}
-	f, w, err = create(QueuesCSV)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "port,t_us,queue_bytes,queue_delay_us,tx_bytes,drops,marks")
-	for _, p := range run.Ports {
-		for _, s := range p.Samples {
-			fmt.Fprintf(w, "%s:%s,%s,%d,%s,%d,%d,%d\n", p.Switch, p.Name, fmtUS(s.T.Microseconds()), s.QueueBytes, fmtUS(s.QueueDelay.Microseconds()), s.TxBytes, s.Drops, s.Marks)
-		}
-	}
-	if err := finish(f, w); err != nil {
-		return fmt.Errorf("report: %s: %w", QueuesCSV, err)
-	}
-	return nil
-}
-
-func fmtUS(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // LoadRun reads a run directory back into an Input, with the expectations parsed again:
 // from input.json and results.json as WriteRun leaves them, or, in a directory written
@@ -151,9 +104,9 @@ func LoadRun(dir string) (*Input, error) {
 			in.Experiment, in.Vars = ParseRunName(in.Scenario.Name)
 		}
 	}
-	run := &results.Run{}
-	if err := readJSON(filepath.Join(dir, ResultsFile), run); err != nil {
-		return nil, err
+	run, err := results.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	if in.Plan == nil || in.Scenario == nil {
 		return nil, fmt.Errorf("report: %s: missing plan or scenario", filepath.Join(dir, InputFile))

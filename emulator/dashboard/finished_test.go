@@ -4,11 +4,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"reef/emulator/results"
 	"reef/units"
 )
 
 // finishedRunDir writes a finished dumbbell run to a results directory as reef run
-// leaves it (results.json, plan.json, summary.json with the measurement window) and
+// leaves it (results.json and its CSV series, plan.json, summary.json with the measurement window) and
 // opens it: one DCTCP flow h1 → h9 over s1–s2 from 3 ms to the end at 40 ms, measured
 // over [20 ms, 40 ms]. Like a netns run's switch daemons, which sample until they are
 // stopped, the ports go on sampling 10 ms past the end with nothing left to send.
@@ -28,7 +29,9 @@ func finishedRunDir(t *testing.T) (*RunDir, int) {
 		}
 	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "results.json"), run)
+	if err := results.WriteDir(dir, run); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(dir, "plan.json"), p)
 	writeFile(t, filepath.Join(dir, "summary.json"), map[string]any{"run": "dumbbell/finished", "window_us": [2]float64{20000, 40000}})
 	rd, err := OpenRunDir(dir)

@@ -37,7 +37,7 @@ type summaryFile struct {
 // RunDirs lists the run directories under dir: dir itself when it holds a results.json,
 // else its sub-directories that do (an experiment's sweep), sorted.
 func RunDirs(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err == nil {
 		return []string{dir}, nil
 	}
 	ents, err := os.ReadDir(dir)
@@ -50,7 +50,7 @@ func RunDirs(dir string) ([]string, error) {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		if _, err := os.Stat(filepath.Join(sub, "results.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(sub, results.RunFile)); err == nil {
 			out = append(out, sub)
 		}
 	}
@@ -61,9 +61,10 @@ func RunDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
-// OpenRunDir reads one run's directory: results.json (required), the plan from
-// input.json (as reef run writes it) or plan.json, and summary.json (optional: without
-// a plan there is no graph, without a summary no verdicts). When the run is part of an
+// OpenRunDir reads one run's directory: results.json and its series (required,
+// results.ReadDir), the plan from input.json (as reef run writes it) or plan.json, and
+// summary.json (optional: without a plan there is no graph, without a summary no
+// verdicts). When the run is part of an
 // experiment, the verdicts are the sweep's (sweep.json next to the run's directory). An experiment directory holding a single run is accepted too.
 func OpenRunDir(dir string) (*RunDir, error) {
 	dirs, err := RunDirs(dir)
@@ -74,11 +75,11 @@ func OpenRunDir(dir string) (*RunDir, error) {
 		return nil, fmt.Errorf("dashboard: %s holds %d runs; pick one of them", dir, len(dirs))
 	}
 	dir = dirs[0]
-	var run results.Run
-	if err := readJSON(filepath.Join(dir, "results.json"), &run); err != nil {
-		return nil, err
+	run, err := results.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	rd := &RunDir{snap: Snapshot{Title: filepath.Base(dir), Run: &run, Now: run.Duration}}
+	rd := &RunDir{snap: Snapshot{Title: filepath.Base(dir), Run: run, Now: run.Duration}}
 	p, err := runPlan(dir)
 	switch {
 	case err == nil:

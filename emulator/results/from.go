@@ -16,6 +16,13 @@ func FlowSampleOf(now units.Time, s *hostd.FlowStats) FlowSample {
 		FabricDelay: s.FabricDelay, MPD: s.MPD, Retransmits: int64(s.Retransmits)}
 }
 
+// FlowSampleFrom is the sample of a sending flow from its progress at now: the same
+// figures FlowSampleOf takes from its snapshot.
+func FlowSampleFrom(now units.Time, p *hostd.FlowProgress) FlowSample {
+	return FlowSample{T: now, Acked: p.BytesAcked, Cwnd: p.Cwnd, Rate: p.PacingRate, RTT: p.LastRTT,
+		FabricDelay: p.FabricDelay, MPD: p.MPD, Retransmits: int64(p.Retransmits)}
+}
+
 // Close fills f's end-of-run totals from the flow's last snapshot.
 func (f *Flow) Close(s *hostd.FlowStats) {
 	f.Acked, f.Retransmits, f.Timeouts = s.BytesAcked, int64(s.Retransmits), int64(s.Timeouts)
@@ -29,6 +36,13 @@ func (f *Flow) Close(s *hostd.FlowStats) {
 func PortSampleOf(now units.Time, ps *switchd.PortStats, d switchd.Depth) PortSample {
 	return PortSample{T: now, QueueBytes: d.Backlog, QueueDelay: d.Delay, TxBytes: int64(ps.TxBytes),
 		Drops: int64(ps.Dropped()), Marks: int64(ps.ECNMarks), TxPackets: int64(ps.TxPackets), Waited: ps.Waited}
+}
+
+// PortSampleFrom is the sample of a switch port from what Switch.AppendSamples read of
+// it at now: the same figures PortSampleOf takes from the port's counters and depth.
+func PortSampleFrom(now units.Time, s *switchd.Sample) PortSample {
+	return PortSample{T: now, QueueBytes: s.Backlog, QueueDelay: s.Delay, TxBytes: int64(s.TxBytes),
+		Drops: int64(s.Drops), Marks: int64(s.Marks), TxPackets: int64(s.TxPackets), Waited: s.Waited}
 }
 
 // Close fills p's end-of-run counters and lateness from the port's last counters.

@@ -96,7 +96,8 @@ type Flow struct {
 	// adaptive). Ports are in the plan's order; ports the flow never used are left out.
 	Egress []PortFrames `json:"egress,omitempty"`
 	// Samples is the flow's time series, one per sample interval while it was active.
-	Samples []FlowSample `json:"samples"`
+	// WriteDir writes it to flows.csv, not to results.json.
+	Samples []FlowSample `json:"samples,omitempty"`
 	// Edges are exact snapshots the backend took at the times window figures are
 	// measured between, whatever the sample interval: the measurement window's edges
 	// (Scenario.Warmup, and the run's end) and the flow's own stop, each once the
@@ -140,8 +141,9 @@ type Port struct {
 	Drops     int64      `json:"drops"`
 	Marks     int64      `json:"marks"`
 	PauseTime units.Time `json:"pause_time"`
-	// Samples is the port's time series.
-	Samples []PortSample `json:"samples"`
+	// Samples is the port's time series. WriteDir writes it to queues.csv, not to
+	// results.json.
+	Samples []PortSample `json:"samples,omitempty"`
 	// Edges are exact snapshots of the port at the measurement window's edges
 	// (Scenario.Warmup and the run's end), whatever the sample interval.
 	Edges []PortSample `json:"edges,omitempty"`

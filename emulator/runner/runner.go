@@ -1,10 +1,10 @@
 // Package runner executes an experiment file end to end: load and compile every sweep
 // point (so a bad file fails before anything is created), run each point on a backend,
 // and write the results directory through emulator/analysis and emulator/render: per
-// run a sub-directory named after its sweep point with summary.json, results.json (the
-// raw results.Run), input.json, the time series as CSV, plots and report.html; at the
-// top sweep.json with every expectation's verdict, the sweep plots and a combined
-// report.html. It is what `reef run` calls.
+// run a sub-directory named after its sweep point with summary.json, results.json and
+// the time series as CSV (the raw results.Run: results.WriteDir), input.json, plots
+// and report.html; at the top sweep.json with every expectation's verdict, the sweep
+// plots and a combined report.html. It is what `reef run` calls.
 //
 // # Usage
 //

@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -69,11 +67,41 @@ func TestSamplingDoesNotPerturb(t *testing.T) {
 		len(coarse.Flows[0].Samples), len(fine.Flows[0].Samples))
 }
 
+// A run sampled every 5 µs, written as reef run writes it (results.json and the CSV
+// series), reads back exactly: every sample of every flow and port.
+func TestSamplingRoundTrip(t *testing.T) {
+	want := samplingLab(t, 5*units.Millisecond, 5*units.Microsecond)
+	dir := t.TempDir()
+	if err := results.WriteDir(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Ports[0].Samples) < 900 || len(want.Flows[0].Samples) < 900 {
+		t.Fatalf("%d port and %d flow samples; want a sample every 5 µs", len(want.Ports[0].Samples), len(want.Flows[0].Samples))
+	}
+	if !reflect.DeepEqual(got, want) {
+		for i := range want.Flows {
+			if !reflect.DeepEqual(got.Flows[i], want.Flows[i]) {
+				t.Errorf("flow %s read back differs", want.Flows[i].Name)
+			}
+		}
+		for i := range want.Ports {
+			if !reflect.DeepEqual(got.Ports[i], want.Ports[i]) {
+				t.Errorf("port %s:%s read back differs", want.Ports[i].Switch, want.Ports[i].Name)
+			}
+		}
+		t.Fatal("the run read back differs from the run written")
+	}
+}
+
 // BenchmarkSamplingCost runs the sampling lab (TestSamplingDoesNotPerturb's) for 20 ms
-// sampled every millisecond and every 5 µs, writing each run's results as
-// results.json is written (indented JSON), and reports the CPU time of each run with
-// and without the writing, and the ratios (goal: the 5 µs run costs at most 1.1x the
-// 1 ms run, writing included).
+// sampled every millisecond and every 5 µs, writing each run's results as `reef run`
+// does (results.WriteDir: results.json and the CSV series), and reports the CPU time of
+// each run with and without the writing, and the ratios (goal: the 5 µs run costs at
+// most 1.1x the 1 ms run, writing included).
 func BenchmarkSamplingCost(b *testing.B) {
 	const d = 20 * units.Millisecond
 	dir := b.TempDir()
@@ -81,11 +109,7 @@ func BenchmarkSamplingCost(b *testing.B) {
 		c0 := cpuTime()
 		r := samplingLab(b, d, every)
 		c1 := cpuTime()
-		buf, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "results.json"), buf, 0o644); err != nil {
+		if err := results.WriteDir(dir, r); err != nil {
 			b.Fatal(err)
 		}
 		return c1 - c0, cpuTime() - c0
@@ -100,6 +124,7 @@ func BenchmarkSamplingCost(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(coarse.Seconds()/n, "cpu-s/1ms-run")
 	b.ReportMetric(fine.Seconds()/n, "cpu-s/5µs-run")
+	b.ReportMetric(fineSim.Seconds()/n, "cpu-s/5µs-unwritten")
 	b.ReportMetric(fine.Seconds()/coarse.Seconds(), "5µs/1ms")
 	b.ReportMetric(fineSim.Seconds()/coarseSim.Seconds(), "5µs/1ms-unwritten")
 }

@@ -38,6 +38,9 @@ type Sim struct {
 	fstats    []hostd.FlowStats
 	pstats    []switchd.PortStats
 	depths    []switchd.Depth
+	psamples  []switchd.Sample
+	fprog     []hostd.FlowProgress
+	stage     portStage
 	paths     map[pathKey]pathVal
 	// portBase[i] is the index in ports of port 0 of the fabric's node i (a switch).
 	portBase []int
@@ -149,6 +152,9 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		}
 		s.ports = append(s.ports, port)
 	}
+	if nsamples > 0 {
+		s.stage.buf = make([]results.PortSample, len(s.ports)*stageLen)
+	}
 	if err := s.addFlows(); err != nil {
 		return nil, err
 	}
@@ -226,11 +232,17 @@ func (s *Sim) addFlows() error {
 			}
 			s.flowDense[f.ID] = int32(len(s.flows) + 1)
 		}
-		s.flows = append(s.flows, flowRec{
+		rec := flowRec{
 			res: results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC,
 				Size: f.Size, Start: f.Start},
 			host: src.Host(), idx: len(src.Host().FlowStats()) - 1,
-		})
+		}
+		if every := s.sc.SampleInterval; every > 0 && f.Size == 0 && f.Start < s.sc.Duration {
+			// a long-lived flow is sampled from its start to the end: its series is
+			// allocated once
+			rec.res.Samples = make([]results.FlowSample, 0, (s.sc.Duration-f.Start)/every+1)
+		}
+		s.flows = append(s.flows, rec)
 	}
 	return nil
 }
@@ -313,13 +325,57 @@ func (sm *sampler) Fire(now units.Time) {
 }
 
 func (s *Sim) sample(now units.Time) {
-	s.flowSnapshots(now, -1, func(r *results.Flow, st *hostd.FlowStats) {
-		if st.Done && len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Acked == st.BytesAcked {
-			return // finished and already recorded at its final state
+	for _, h := range s.hosts {
+		s.fprog = h.Host().AppendFlowProgress(s.fprog[:0])
+		for i := range s.fprog {
+			p := &s.fprog[i]
+			fi, ok := s.flowIndex(p.ID)
+			if !ok || !p.Started {
+				continue
+			}
+			r := &s.flows[fi].res
+			if p.Done && len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Acked == p.BytesAcked {
+				continue // finished and already recorded at its final state
+			}
+			r.Samples = append(r.Samples, results.FlowSampleFrom(now, p))
 		}
-		r.Samples = append(r.Samples, results.FlowSampleOf(now, st))
-	})
-	s.portSnapshots(now, func(p *results.Port, smp results.PortSample) { p.Samples = append(p.Samples, smp) })
+	}
+	k, n := 0, s.stage.n
+	for _, sw := range s.switches {
+		s.psamples = sw.Switch().AppendSamples(now, s.psamples[:0])
+		for i := range s.psamples {
+			s.stage.buf[k*stageLen+n] = results.PortSampleFrom(now, &s.psamples[i])
+			k++
+		}
+		sw.Rearm()
+	}
+	if s.stage.n++; s.stage.n == stageLen {
+		s.flushStage()
+	}
+}
+
+// stageLen is how many samples of each port portStage holds.
+const stageLen = 16
+
+// portStage holds each port's latest samples before they join its series, stageLen at
+// a time. Written one by one, the series are as many streams of writes to memory as
+// there are ports, more than a processor's prefetchers follow; a block of samples
+// written at once is one short stream.
+type portStage struct {
+	// buf[k*stageLen:][:n] are port k's (an index into Sim.ports) samples to add.
+	buf []results.PortSample
+	n   int
+}
+
+// flushStage appends the staged samples to the ports' series.
+func (s *Sim) flushStage() {
+	if s.stage.n == 0 {
+		return
+	}
+	for k := range s.ports {
+		s.ports[k].Samples = append(s.ports[k].Samples, s.stage.buf[k*stageLen:][:s.stage.n]...)
+	}
+	s.stage.n = 0
 }
 
 // edge takes exact snapshots at a window edge: every started flow and every port
@@ -360,10 +416,9 @@ func (s *Sim) flowSnapshots(now units.Time, only int, add func(*results.Flow, *h
 func (s *Sim) portSnapshots(now units.Time, add func(*results.Port, results.PortSample)) {
 	k := 0
 	for _, n := range s.switches {
-		s.depths = n.Switch().Depths(now, s.depths[:0])
-		s.pstats = n.Switch().AppendCounters(s.pstats[:0]) // a sample takes no lateness
-		for i := range s.depths {
-			add(&s.ports[k], results.PortSampleOf(now, &s.pstats[i], s.depths[i]))
+		s.psamples = n.Switch().AppendSamples(now, s.psamples[:0])
+		for i := range s.psamples {
+			add(&s.ports[k], results.PortSampleFrom(now, &s.psamples[i]))
 			k++
 		}
 		n.Rearm()
@@ -450,6 +505,7 @@ func (s *Sim) Hops() uint64 { return s.fab.Hops() }
 // Results collects the run's record as of Now: end-of-run counters and every sample
 // taken. WallTime is left for the caller.
 func (s *Sim) Results() *results.Run {
+	s.flushStage()
 	now := s.fab.Now()
 	run := &results.Run{Backend: Name, Scenario: s.sc.Name, Duration: now}
 	for _, n := range s.hosts {

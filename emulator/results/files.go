@@ -1,0 +1,326 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"reef/units"
+)
+
+// Files of a run directory that hold a Run (WriteDir, ReadDir).
+const (
+	// RunFile is the Run as indented JSON without its sample series (Flow.Samples,
+	// Port.Samples): totals, edges, lateness, tunnels. Directories written before the
+	// series moved out hold them here too, and ReadDir still reads them.
+	RunFile = "results.json"
+	// FlowsCSV holds every flow's samples, one row each, grouped by flow in the Run's
+	// order.
+	FlowsCSV = "flows.csv"
+	// QueuesCSV holds every switch port's samples, grouped by port in the Run's order.
+	QueuesCSV = "queues.csv"
+)
+
+// The series' columns. Times are in µs, written exactly (at most three decimals: a
+// nanosecond), so ReadDir gets every sample back as it was. Columns are only ever
+// appended, so a reader that picks columns by name keeps working.
+const (
+	flowsHeader  = "flow,group,cc,t_us,acked_bytes,cwnd_bytes,rate_bps,rtt_us,fabric_delay_us,mpd_us,retransmits,flow_id"
+	queuesHeader = "port,t_us,queue_bytes,queue_delay_us,tx_bytes,drops,marks,tx_packets,waited_us"
+)
+
+// WriteDir writes run to dir (which must exist): RunFile, and the samples once, as
+// the CSV series FlowsCSV and QueuesCSV.
+func WriteDir(dir string, run *Run) error {
+	bare := *run
+	bare.Flows = slices.Clone(run.Flows)
+	for i := range bare.Flows {
+		bare.Flows[i].Samples = nil
+	}
+	bare.Ports = slices.Clone(run.Ports)
+	for i := range bare.Ports {
+		bare.Ports[i].Samples = nil
+	}
+	b, err := json.MarshalIndent(&bare, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: %s: %w", RunFile, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RunFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, FlowsCSV), func(w *rowWriter) { writeFlowRows(w, run.Flows) }); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, QueuesCSV), func(w *rowWriter) { writePortRows(w, run.Ports) })
+}
+
+// ReadDir reads the Run WriteDir wrote in dir. A results.json that holds samples (as
+// every one did before the series moved to the CSV files) is read alone. A missing
+// series file means no samples of its kind.
+func ReadDir(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	run := &Run{}
+	if err := json.Unmarshal(b, run); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, RunFile), err)
+	}
+	for i := range run.Flows {
+		if len(run.Flows[i].Samples) > 0 {
+			return run, nil
+		}
+	}
+	for i := range run.Ports {
+		if len(run.Ports[i].Samples) > 0 {
+			return run, nil
+		}
+	}
+	for _, s := range []struct {
+		name string
+		read func(io.Reader, string) error
+	}{
+		{FlowsCSV, func(r io.Reader, name string) error { return readFlowSeries(r, name, run.Flows) }},
+		{QueuesCSV, func(r io.Reader, name string) error { return readPortSeries(r, name, run.Ports) }},
+	} {
+		path := filepath.Join(dir, s.name)
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		err = s.read(f, path)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+// rowWriter appends rows to a buffer it writes out in large pieces: formatting a
+// sample takes a few integer conversions, no reflection and no allocation, and fewer
+// still when values repeat (see column and timeCache).
+type rowWriter struct {
+	f     *os.File
+	b     []byte
+	err   error
+	times *timeCache
+	cols  [8]column
+}
+
+// column remembers the text of the last value written in one column: cumulative
+// counters (drops, marks, retransmits) and an idle port's figures repeat from one
+// sample to the next, and copying their text is cheaper than formatting it again.
+type column struct {
+	v    int64
+	n    uint8
+	text [23]byte
+}
+
+// put appends c's text with one fixed-size copy (no call to memmove): the row buffer
+// always has room for it (see endRow).
+func (c *column) put(b []byte) []byte {
+	n := len(b)
+	if cap(b)-n < len(c.text) {
+		b = slices.Grow(b, len(c.text))
+	}
+	*(*[len(c.text)]byte)(b[n : n+len(c.text)]) = c.text
+	return b[:n+int(c.n)]
+}
+
+func (c *column) int(b []byte, v int64) []byte {
+	if c.n == 0 || c.v != v {
+		c.v, c.n = v, uint8(formatInt(&c.text, v))
+	}
+	return c.put(b)
+}
+
+func (c *column) us(b []byte, t units.Time) []byte {
+	if c.n == 0 || c.v != int64(t) {
+		c.v, c.n = int64(t), uint8(formatUS(&c.text, t))
+	}
+	return c.put(b)
+}
+
+// timeCache holds the text of the sample times by their index in a series: every
+// port, and every flow that starts with the run, is sampled at the same times.
+type timeCache []column
+
+func (c *timeCache) us(b []byte, j int, t units.Time) []byte {
+	if j >= len(*c) {
+		*c = append(*c, make([]column, j+1-len(*c))...)
+	}
+	return (*c)[j].us(b, t)
+}
+
+const rowBuffer = 256 << 10
+
+func (w *rowWriter) flush() {
+	if w.err == nil && len(w.b) > 0 {
+		_, w.err = w.f.Write(w.b)
+	}
+	w.b = w.b[:0]
+}
+
+// endRow ends a row and writes the buffer out once it is nearly full.
+func (w *rowWriter) endRow() {
+	w.b = append(w.b, '\n')
+	if len(w.b) >= rowBuffer-512 {
+		w.flush()
+	}
+}
+
+func writeFile(path string, rows func(*rowWriter)) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	w := &rowWriter{f: f, b: make([]byte, 0, rowBuffer), times: new(timeCache)}
+	rows(w)
+	w.flush()
+	if err := errors.Join(w.err, f.Close()); err != nil {
+		return fmt.Errorf("results: %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func writeFlowRows(w *rowWriter, flows []Flow) {
+	w.b = append(w.b, flowsHeader...)
+	w.endRow()
+	var prefix, id []byte
+	for i := range flows {
+		fl := &flows[i]
+		prefix = appendField(prefix[:0], fl.Name)
+		prefix = appendField(append(prefix, ','), fl.Group)
+		prefix = append(appendField(append(prefix, ','), fl.CC), ',')
+		id := strconv.AppendUint(id[:0], uint64(fl.ID), 10)
+		for j := range fl.Samples {
+			s := &fl.Samples[j]
+			c := &w.cols
+			b := w.times.us(append(w.b, prefix...), j, s.T)
+			b = c[0].int(append(b, ','), int64(s.Acked))
+			b = c[1].int(append(b, ','), int64(s.Cwnd))
+			b = c[2].int(append(b, ','), int64(s.Rate))
+			b = c[3].us(append(b, ','), s.RTT)
+			b = c[4].us(append(b, ','), s.FabricDelay)
+			b = c[5].us(append(b, ','), s.MPD)
+			b = c[6].int(append(b, ','), s.Retransmits)
+			w.b = append(append(b, ','), id...)
+			w.endRow()
+		}
+	}
+}
+
+func writePortRows(w *rowWriter, ports []Port) {
+	w.b = append(w.b, queuesHeader...)
+	w.endRow()
+	var prefix []byte
+	for i := range ports {
+		p := &ports[i]
+		prefix = append(appendField(prefix[:0], p.Switch+":"+p.Name), ',')
+		for j := range p.Samples {
+			s := &p.Samples[j]
+			c := &w.cols
+			b := w.times.us(append(w.b, prefix...), j, s.T)
+			b = c[0].int(append(b, ','), int64(s.QueueBytes))
+			b = c[1].us(append(b, ','), s.QueueDelay)
+			b = c[2].int(append(b, ','), s.TxBytes)
+			b = c[3].int(append(b, ','), s.Drops)
+			b = c[4].int(append(b, ','), s.Marks)
+			b = c[5].int(append(b, ','), s.TxPackets)
+			w.b = c[6].us(append(b, ','), s.Waited)
+			w.endRow()
+		}
+	}
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// formatUint writes u in decimal at dst[i:] and returns where it ends.
+func formatUint(dst *[23]byte, i int, u uint64) int {
+	n := 1
+	for p := uint64(10); n < 20 && u >= p; p *= 10 {
+		n++
+	}
+	end := i + n
+	j := end
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		j -= 2
+		dst[j], dst[j+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		dst[j-2], dst[j-1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		dst[j-1] = byte('0' + u)
+	}
+	return end
+}
+
+// formatInt writes v in decimal at the start of dst and returns its length.
+func formatInt(dst *[23]byte, v int64) int {
+	if v < 0 {
+		dst[0] = '-'
+		return formatUint(dst, 1, -uint64(v))
+	}
+	return formatUint(dst, 0, uint64(v))
+}
+
+// formatUS writes t in µs, exactly, at the start of dst and returns its length: the
+// integer part and up to three decimals with no trailing zeros. It is what
+// strconv.FormatFloat(t.Microseconds(), 'f', -1, 64) writes for any t under 10¹⁵ ns
+// (11 days), where that is exact.
+func formatUS(dst *[23]byte, t units.Time) int {
+	i, u := 0, uint64(t)
+	if t < 0 {
+		dst[0], i, u = '-', 1, -u
+	}
+	end := formatUint(dst, i, u/1000)
+	f := u % 1000
+	if f == 0 {
+		return end
+	}
+	dst[end], dst[end+1] = '.', byte('0'+f/100)
+	end += 2
+	if f%100 != 0 {
+		dst[end] = byte('0' + f/10%10)
+		end++
+		if f%10 != 0 {
+			dst[end] = byte('0' + f%10)
+			end++
+		}
+	}
+	return end
+}
+
+// appendField appends s as a CSV field, quoted when it must be (RFC 4180).
+func appendField(b []byte, s string) []byte {
+	quote := false
+	for i := 0; i < len(s) && !quote; i++ {
+		c := s[i]
+		quote = c == ',' || c == '"' || c == '\n' || c == '\r'
+	}
+	if !quote {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
