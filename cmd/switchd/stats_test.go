@@ -8,7 +8,7 @@ import (
 
 	"reef/afpacket"
 	"reef/emulator/plan"
-	"reef/emulator/topo"
+	"reef/internal/testlab"
 	"reef/switchd/shard"
 	"reef/units"
 )
@@ -16,18 +16,10 @@ import (
 // dumbbellPlan plans a dumbbell of 8 hosts a side (topologies/dumbbell.yaml's shape).
 func dumbbellPlan(t *testing.T) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse("dumbbell.yaml", []byte(`name: t
+	return testlab.Plan(t, "dumbbell", `name: t
 defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
 generator: {kind: dumbbell, hosts: 8}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+`)
 }
 
 // testShard is a shard of the dumbbell's first switch, every port external.

@@ -21,7 +21,6 @@ import (
 	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/emulator/sim"
-	"reef/emulator/topo"
 	"reef/hostd/transport"
 	"reef/internal/testenv"
 	"reef/internal/testlab"
@@ -50,15 +49,7 @@ func dumbbell(t testing.TB, prefix, rate string, hosts int, k string) *plan.Plan
 // planFrom plans the topology doc of lab.
 func planFrom(t testing.TB, lab, doc string) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse(lab+".yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testlab.Plan(t, lab, doc)
 }
 
 // swiftTau scales Swift's defaults (25 µs target, 1 µs per hop) to 100 Mbit/s links,

@@ -7,10 +7,10 @@ import (
 	_ "reef/cc/all"
 	"reef/emulator/plan"
 	"reef/emulator/scenario"
-	"reef/emulator/topo"
 	"reef/hostd"
 	"reef/hostd/transport"
 	"reef/internal/hist"
+	"reef/internal/testlab"
 	"reef/units"
 )
 
@@ -93,16 +93,8 @@ func TestEdgeSnapshots(t *testing.T) {
 // dumbbell plans a 1 Gbit/s dumbbell with two hosts a side (h1, h2 | h3, h4).
 func dumbbell(t *testing.T) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Parse("t.yaml", []byte(`name: t
+	return testlab.Plan(t, "t", `name: t
 defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
 generator: {kind: dumbbell, hosts: 2}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+`)
 }
