@@ -148,7 +148,10 @@ func nsInterfaces(ns string) ([]string, error) {
 // own transmissions show only on the far end of the link: capture a host to see what
 // its switch sent it (data with INT at a receiver, ACKs at a sender). Frames are written
 // whole, release trailer included (afpacket): a capture shows the Due each frame
-// carried. Frames the socket had to drop are logged (slog).
+// carried. Frames the socket had to drop are logged (slog). A port its shard carries in
+// memory has no interface: the shard's daemon streams its frames instead, both
+// directions, stamped with each frame's Due and carrying a trailer as on a veth; a
+// whole switch's capture holds its interfaces and its in-memory ports, in time order.
 func Capture(ctx context.Context, lab string, t Target, w io.Writer) (int, error) {
 	return captureReady(ctx, lab, t, w, func() {})
 }
