@@ -15,10 +15,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"reef/afpacket"
 	"reef/capture"
 	"reef/switchd"
 	"reef/switchd/shard"
@@ -338,8 +338,8 @@ func captureIfaces(ctx context.Context, lab string, t Target, sink *frameSink, r
 	// Frames are stamped with the kernel's receive time, not this goroutine's: under
 	// the daemons' real-time load it reads them late, and a capture that also holds
 	// in-memory frames (stamped with their Due) would run out of order.
-	_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
+	_ = afpacket.StampReceives(sock)
+	oob := make([]byte, afpacket.StampSpace)
 	buf := make([]byte, 65536)
 	n := 0
 	flags := 0
@@ -363,7 +363,11 @@ func captureIfaces(ctx context.Context, lab string, t Target, sink *frameSink, r
 		if err != nil {
 			return fmt.Errorf("netns: capture: %w", err)
 		}
-		if err := sink.write(receivedAt(oob[:oobn]), buf[:m]); err != nil {
+		at, ok := afpacket.ReceiveStamp(oob[:oobn])
+		if !ok {
+			at = time.Now()
+		}
+		if err := sink.write(at, buf[:m]); err != nil {
 			return err
 		}
 		n++
@@ -372,21 +376,6 @@ func captureIfaces(ctx context.Context, lab string, t Target, sink *frameSink, r
 		slog.Warn("capture missed frames: the socket's buffer overflowed", "node", t.Node, "iface", name, "written", n, "dropped", st.Drops)
 	}
 	return nil
-}
-
-// receivedAt is the kernel's receive time from a packet's control messages
-// (SO_TIMESTAMPNS), or now when there is none.
-func receivedAt(oob []byte) time.Time {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err == nil {
-		for _, m := range msgs {
-			if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
-				ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
-				return time.Unix(ts.Unix())
-			}
-		}
-	}
-	return time.Now()
 }
 
 // captureInMemory captures port m of switch node, which m.Shard's daemon carries in

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"reef/afpacket"
 )
 
 // Each machine keeps its own clock. The daemons of a lab agree on time through a shared
@@ -58,19 +60,27 @@ type clock struct{ offset time.Duration }
 
 func (c clock) now() int64 { return time.Now().UnixNano() + int64(c.offset) }
 
+// at is t (a CLOCK_REALTIME instant, such as a kernel receive stamp) on this clock.
+func (c clock) at(t time.Time) int64 { return t.UnixNano() + int64(c.offset) }
+
 // serveClock answers probes on conn until ctx ends: each 8-byte request (the prober's
 // send time) gets it back with this machine's receive and send times.
 func serveClock(ctx context.Context, conn *net.UDPConn, c clock) {
 	realtimeThread()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	stamped := stampReceives(conn)
 	buf := make([]byte, 64)
+	oob := make([]byte, afpacket.StampSpace)
 	out := make([]byte, 24)
 	for {
-		n, from, err := conn.ReadFromUDPAddrPort(buf)
+		n, oobn, _, from, err := conn.ReadMsgUDPAddrPort(buf, oob)
 		t2 := c.now()
 		if err != nil {
 			return
+		}
+		if at, ok := afpacket.ReceiveStamp(oob[:oobn]); ok && stamped {
+			t2 = c.at(at)
 		}
 		if n != 8 {
 			continue
@@ -80,6 +90,23 @@ func serveClock(ctx context.Context, conn *net.UDPConn, c clock) {
 		binary.BigEndian.PutUint64(out[16:], uint64(c.now()))
 		_, _ = conn.WriteToUDPAddrPort(out, from)
 	}
+}
+
+// stampReceives asks the kernel to stamp conn's datagrams with their receive time
+// (afpacket.StampReceives): a probe's receive times are then the kernel's, not when a
+// goroutine got to read it (the Go scheduler wakes a goroutine parked on a socket
+// through whichever thread polls, which on a loaded machine took milliseconds), so the
+// jitter measured is the underlay's. It reports whether it could.
+func stampReceives(conn *net.UDPConn) bool {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = afpacket.StampReceives(int(fd)) }); err != nil {
+		return false
+	}
+	return serr == nil
 }
 
 // probePeers measures each of spec's peers with n probes 2 ms apart, waiting up to
@@ -121,10 +148,12 @@ func probe(ctx context.Context, peer string, addr netip.AddrPort, c clock, n int
 	}
 
 	defer conn.Close()
+	stamped := stampReceives(conn)
 	type sample struct{ rtt, offset int64 }
 	var got []sample
 	req := make([]byte, 8)
 	resp := make([]byte, 64)
+	oob := make([]byte, afpacket.StampSpace)
 	deadline := time.Now().Add(wait)
 	for len(got) < n {
 		if ctx.Err() != nil {
@@ -140,8 +169,11 @@ func probe(ctx context.Context, peer string, addr netip.AddrPort, c clock, n int
 			continue
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(max(gap, 50*time.Millisecond)))
-		m, err := conn.Read(resp)
+		m, oobn, _, _, err := conn.ReadMsgUDPAddrPort(resp, oob)
 		t4 := c.now()
+		if at, ok := afpacket.ReceiveStamp(oob[:oobn]); ok && stamped && err == nil {
+			t4 = c.at(at)
+		}
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
