@@ -171,11 +171,17 @@ func run(log *slog.Logger) error {
 		dcfg.Tick = units.Time(f.interval)
 		dcfg.OnTick = func(now units.Time, st *afpacket.Stats) { pipe.tick(sh, now, st) }
 	}
-	var taps *tapsock.Server
 	if f.tapSocket != "" && len(cfg.Links) > 0 {
-		if taps, err = tapInMemory(sh, clock, log); err != nil {
+		taps, err := tapInMemory(sh, clock, log)
+		if err != nil {
 			return err
 		}
+		// Listening before the ready byte: a capture may follow reef up at once.
+		if err := taps.Listen(f.tapSocket); err != nil {
+			return fmt.Errorf("switchd: %w", err)
+		}
+		defer os.Remove(f.tapSocket)
+		defer taps.Close() // captures running get their end before the daemon exits
 	}
 	drv, err := afpacket.Open(sh, dcfg)
 	if err != nil {
@@ -204,12 +210,6 @@ func run(log *slog.Logger) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if taps != nil {
-		if err := taps.Listen(ctx, f.tapSocket); err != nil {
-			return fmt.Errorf("switchd: %w", err)
-		}
-		defer os.Remove(f.tapSocket)
-	}
 	done := make(chan struct{})
 	files := newStatsFiles(f.stats, cfg)
 	go func() { // the stats writer: off the datapath thread

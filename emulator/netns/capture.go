@@ -192,9 +192,10 @@ func captureReady(ctx context.Context, lab string, t Target, w io.Writer, ready 
 			var once sync.Once
 			up := func() { once.Do(listening.Done) }
 			defer up()
-			if errs[i] = captureInMemory(ctx, lab, t.Node, m, sink, up); errs[i] != nil {
-				cancel()
-			}
+			errs[i] = captureInMemory(ctx, lab, t.Node, m, sink, up)
+			// A stream that ended before the capture did failed, or its daemon stopped
+			// (the lab went down): either way the capture is over.
+			cancel()
 		})
 	}
 	if ifaces {
@@ -344,7 +345,17 @@ func captureIfaces(ctx context.Context, lab string, t Target, sink *frameSink, r
 	n := 0
 	flags := 0
 	var drainEnd time.Time
+	nsPath, nextCheck := filepath.Join(NetnsDir, NSName(lab, t.Node)), time.Now().Add(time.Second)
 	for {
+		if flags == 0 && time.Now().After(nextCheck) {
+			// The lab went down (reef down): its namespaces are gone, and nothing more
+			// will come.
+			if _, err := os.Stat(nsPath); errors.Is(err, os.ErrNotExist) {
+				slog.Info("capture ends: the node's namespace is gone (the lab went down)", "node", t.Node)
+				flags, drainEnd = unix.MSG_DONTWAIT, time.Now().Add(time.Second)
+			}
+			nextCheck = time.Now().Add(time.Second)
+		}
 		if flags == 0 && ctx.Err() != nil {
 			// Stopped: write what the socket still holds (within a second, should the
 			// lab keep sending), then stop.
@@ -359,6 +370,11 @@ func captureIfaces(ctx context.Context, lab string, t Target, sink *frameSink, r
 		}
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			continue
+		}
+		if errors.Is(err, unix.ENETDOWN) {
+			// The interface went away (reef down): the capture is over, not failed.
+			slog.Info("capture ends: the interface went down", "node", t.Node, "iface", name)
+			break
 		}
 		if err != nil {
 			return fmt.Errorf("netns: capture: %w", err)

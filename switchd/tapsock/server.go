@@ -48,6 +48,10 @@ type Server struct {
 	clock Clock
 	log   *slog.Logger
 	ids   atomic.Uint64
+	// stop ends the listener and every stream (Close); serving counts the goroutines
+	// Close waits for.
+	stop    context.CancelFunc
+	serving sync.WaitGroup
 }
 
 // port is one capturable port: its tap (on the datapath) and its ring.
@@ -90,9 +94,9 @@ func (s *Server) Tap(sw string, index int) fabric.Tap {
 	}
 }
 
-// Listen removes a stale socket at path, listens there and serves clients until ctx is
-// done; it returns once listening, serving in its own goroutines.
-func (s *Server) Listen(ctx context.Context, path string) error {
+// Listen removes a stale socket at path, listens there and serves clients until Close;
+// it returns once listening, serving in its own goroutines.
+func (s *Server) Listen(path string) error {
 	_ = os.Remove(path)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -103,21 +107,46 @@ func (s *Server) Listen(ctx context.Context, path string) error {
 		ln.Close()
 		return fmt.Errorf("tapsock: %w", err)
 	}
-	go func() {
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.serving.Go(func() {
 		<-ctx.Done()
 		ln.Close()
-	}()
-	go func() {
+	})
+	s.serving.Go(func() {
 		for {
 			c, err := ln.AcceptUnix()
 			if err != nil {
 				return
 			}
-			go s.serve(ctx, c)
+			s.serving.Go(func() { s.serve(ctx, c) })
 		}
-	}()
+	})
 	return nil
 }
+
+// Close stops listening and ends every capture running: each gets what its ring
+// still holds and its end record, so a client sees an orderly end when the daemon
+// stops. It waits for that (at most CloseWait) and removes nothing else.
+func (s *Server) Close() {
+	if s.stop == nil {
+		return
+	}
+	s.stop()
+	done := make(chan struct{})
+	go func() {
+		s.serving.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(CloseWait):
+		s.log.Warn("capture streams did not end in time", "waited", CloseWait)
+	}
+}
+
+// CloseWait bounds how long Close waits for the streams to end.
+const CloseWait = 2 * time.Second
 
 // serve answers one client.
 func (s *Server) serve(ctx context.Context, c *net.UnixConn) {
