@@ -406,6 +406,9 @@ func TestSwarmReproductionsAgreeWithNetns(t *testing.T) {
 			c := comparison.Compare(nn, sw)
 			worst, flow := c.MaxGoodputDiff()
 			t.Logf("%s: swarm (%s) against netns (%s): largest per-flow goodput difference %.1f%% (%s)", tc.exp, c.FidelityB, c.FidelityA, 100*worst, flow)
+			if !bothOK(t, c) {
+				return
+			}
 			if worst > 0.10 {
 				t.Errorf("%s: flow %s's goodput differs by %.1f%% between one machine and two; want ≤ 10%%", tc.exp, flow, 100*worst)
 			}
@@ -414,6 +417,18 @@ func TestSwarmReproductionsAgreeWithNetns(t *testing.T) {
 }
 
 func abs[T ~int64](v T) T { return max(v, -v) }
+
+// bothOK reports whether both runs c compares kept fidelity ok, and logs why not: as in
+// the netns reproductions, two runs are held to agree only when the emulator kept up
+// with both (on these shared VMs it does not always, after retries; the runs say so).
+func bothOK(t *testing.T, c *comparison.Comparison) bool {
+	t.Helper()
+	if c.FidelityA == "ok" && c.FidelityB == "ok" {
+		return true
+	}
+	t.Logf("not asserted: fidelity %s and %s (the machine did not keep up; see the runs' summaries)", c.FidelityA, c.FidelityB)
+	return false
+}
 
 // TestSwarmClockOffset moves the second machine's clock: by less than the cut links'
 // margin the result stays within 10% of the run without an offset; by more than their
@@ -438,9 +453,10 @@ func TestSwarmClockOffset(t *testing.T) {
 	if off < 100*time.Microsecond || off > 300*time.Microsecond {
 		t.Errorf("measured offset of %s seen from %s: %v; want about the injected 200µs", ms[1].Name, ms[0].Name, off)
 	}
-	worst, flow := comparison.Compare(base, small).MaxGoodputDiff()
+	c := comparison.Compare(base, small)
+	worst, flow := c.MaxGoodputDiff()
 	t.Logf("offset 200µs: largest per-flow goodput difference %.1f%% (%s)", 100*worst, flow)
-	if worst > 0.10 {
+	if bothOK(t, c) && worst > 0.10 {
 		t.Errorf("an offset of 200µs (below the margin) moved flow %s's goodput by %.1f%%; want ≤ 10%%", flow, 100*worst)
 	}
 	_, err = runner.Run(context.Background(), "../../experiments/"+exp+".yaml", runner.Options{Backend: "swarm", OutDir: t.TempDir(), NoFigures: true,
