@@ -41,25 +41,14 @@ func TestSinkSortsSources(t *testing.T) {
 		if err := errors.Join(s.close(), pw.Close()); err != nil {
 			t.Fatal(err)
 		}
-		r, err := pcapgo.NewNgReader(&buf, pcapgo.DefaultNgReaderOptions)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []time.Duration
-		for {
-			data, ci, err := r.ReadPacketData()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := ci.Timestamp.Sub(now).Round(time.Millisecond) / time.Millisecond
+		eachFrame(t, &buf, func(data []byte, at time.Time) {
+			d := at.Sub(now).Round(time.Millisecond) / time.Millisecond
 			if time.Duration(data[0]) != d {
 				t.Fatalf("frame %d stamped %v", data[0], d)
 			}
 			got = append(got, d)
-		}
+		})
 		if len(got) != len(tc.want) {
 			t.Fatalf("reorder %v: %d frames, want %d", tc.reorder, len(got), len(tc.want))
 		}
@@ -113,31 +102,39 @@ func TestCaptureInMemoryEndsWithTheLab(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the capture did not end when the lab went down")
 	}
-	r, err := pcapgo.NewNgReader(&buf, pcapgo.DefaultNgReaderOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
 	icmp := 0
 	var last time.Time
-	for {
-		data, ci, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			break
+	eachFrame(t, &buf, func(data []byte, at time.Time) {
+		if at.Before(last) {
+			t.Errorf("frame at %v after one at %v: want time order", at, last)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ci.Timestamp.Before(last) {
-			t.Errorf("frame at %v after one at %v: want time order", ci.Timestamp, last)
-		}
-		last = ci.Timestamp
+		last = at
 		inner, _, ok := afpacket.StripTrailer(data)
 		if ok && len(inner) > 34 && inner[23] == 1 { // IPv4 protocol 1: ICMP
 			icmp++
 		}
-	}
+	})
 	// Three echo requests and three replies, each over s1–s2 and s2–s3.
 	if icmp < 12 {
 		t.Fatalf("%d ICMP frames with a trailer; want 12 (3 pings, both ways, over both of s2's links)", icmp)
+	}
+}
+
+// eachFrame calls fn with every frame of the pcapng stream r and its stamp.
+func eachFrame(t *testing.T, r io.Reader, fn func(data []byte, at time.Time)) {
+	t.Helper()
+	ng, err := pcapgo.NewNgReader(r, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		data, ci, err := ng.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(data, ci.Timestamp)
 	}
 }
