@@ -312,8 +312,12 @@ type flowSampler struct {
 	done  [][]bool          // a finished flow gets one last sample
 }
 
-// maxSampleRoom caps the samples a flow's series has room for before the run.
-const maxSampleRoom = 4096
+// maxSampleRoom caps the samples a long-lived flow's series has room for before the
+// run, and messageSampleRoom a message's.
+const (
+	maxSampleRoom     = 4096
+	messageSampleRoom = 16
+)
 
 func newFlowSampler(hosts []*hostd.Host, outs []*Output, until, interval units.Time) *flowSampler {
 	s := &flowSampler{hosts: hosts, outs: outs, done: make([][]bool, len(hosts))}
@@ -325,8 +329,14 @@ func newFlowSampler(hosts []*hostd.Host, outs []*Output, until, interval units.T
 		s.done[k] = make([]bool, len(outs[k].Flows))
 		for i := range outs[k].Flows {
 			f := &outs[k].Flows[i]
-			if cap(f.Samples) < room {
-				f.Samples = make([]results.FlowSample, 0, room)
+			want := room
+			if f.Size > 0 {
+				// A message is sampled only while it is active: a workload of thousands
+				// would otherwise hold room for the whole run each.
+				want = min(room, messageSampleRoom)
+			}
+			if cap(f.Samples) < want {
+				f.Samples = make([]results.FlowSample, 0, want)
 			}
 			clear(f.Samples[:cap(f.Samples)]) // touched now, not in the run
 		}
