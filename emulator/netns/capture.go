@@ -279,12 +279,7 @@ func (s *frameSink) flushLocked(until time.Time) error {
 func (s *frameSink) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var err error
-	for len(s.held) > 0 && err == nil {
-		f := heap.Pop(&s.held).(heldFrame)
-		err = s.w.WriteFrame(f.at, f.frame)
-	}
-	return err
+	return s.flushLocked(time.Unix(1<<62, 0)) // after any frame's stamp
 }
 
 // captureIfaces captures t's interface (every interface of its namespace when Iface is
