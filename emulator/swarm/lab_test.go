@@ -484,12 +484,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// killMachine kills every process of machine name, as a machine that loses power
-// would lose them: its engine (and that engine's containerd and shims, in the machine's
-// namespace) and every process of its containers (their cgroups sit under the
-// engine's cgroup parent, /reef-<name>: scripts/machines.sh).
-func killMachine(t *testing.T, name string) {
-	t.Helper()
+// signalMachine sends sig to every process of machine name: its engine (and that
+// engine's containerd and shims, in the machine's namespace) and every process of its
+// containers (their cgroups sit under the engine's cgroup parent, /reef-<name>:
+// scripts/machines.sh). It walks them three times, for processes started meanwhile.
+func signalMachine(name string, sig syscall.Signal) {
 	for range 3 {
 		var pids []int
 		out, _ := exec.Command("ip", "netns", "pids", machineNS(name)).Output()
@@ -508,23 +507,34 @@ func killMachine(t *testing.T, name string) {
 			}
 		}
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, sig)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 }
 
-// TestSwarmMachineLost kills the second machine in the middle of a run: the run ends
-// with an error naming it, what the first machine measured is kept, the first machine
-// holds nothing of the lab afterwards, and reef down removes the rest once the lost
-// machine is back.
+// TestSwarmMachineLost kills the second machine in the middle of a run, as a machine
+// that loses power would lose its processes: the run ends with an error naming it,
+// what the first machine measured is kept, the first machine holds nothing of the lab
+// afterwards, and reef down removes the rest once the lost machine is back.
 func TestSwarmMachineLost(t *testing.T) {
 	ms := needMachines(t)
-	loseMidRun(t, ms, true, func() { killMachine(t, ms[1].Name) }, func() {
+	loseMidRun(t, ms, true, func() { signalMachine(ms[1].Name, syscall.SIGKILL) }, func() {
 		if out, err := exec.Command("../../scripts/machines.sh", "up").CombinedOutput(); err != nil {
 			t.Errorf("bringing %s back: %v\n%s", ms[1].Name, err, out)
 		}
 	})
+}
+
+// TestSwarmMachineFrozen freezes the second machine in the middle of a run (every
+// process of it stopped, as a hung kernel or a paused VM would leave it): its engine
+// takes calls and never answers, and its node stops sending heartbeats. The run names
+// it as lost within seconds, the first machine keeps what it measured and holds nothing
+// of the lab, and once the machine thaws reef down removes what is left there.
+func TestSwarmMachineFrozen(t *testing.T) {
+	ms := needMachines(t)
+	loseMidRun(t, ms, true, func() { signalMachine(ms[1].Name, syscall.SIGSTOP) },
+		func() { signalMachine(ms[1].Name, syscall.SIGCONT) })
 }
 
 // TestSwarmUnderlayCut cuts the second machine off the underlay in the middle of a run
@@ -616,7 +626,7 @@ func loseMidRun(t *testing.T, ms []Machine, unreachable bool, lose, restore func
 		t.Fatal("the run did not end after a machine was lost")
 	}
 	took := time.Since(killed)
-	t.Logf("run ended %v after %s was killed: %v", took.Round(time.Millisecond), lost.Name, r.err)
+	t.Logf("run ended %v after %s was lost: %v", took.Round(time.Millisecond), lost.Name, r.err)
 	if took > 90*time.Second {
 		t.Errorf("the run went on %v after %s was lost; want it stopped within seconds", took, lost.Name)
 	}

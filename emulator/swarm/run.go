@@ -235,8 +235,9 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 // its task is gone (the machine was lost) or its part failed.
 func (l *lab) collect(ctx context.Context, mi int, out string, part **results.Run) (bool, error) {
 	m := l.pl.Machines[mi]
-	// A frozen machine's engine never answers: every call here is bounded.
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// A frozen machine's engine never answers: every call here is bounded
+	// (EngineCallLimit).
+	cctx, cancel := context.WithTimeout(ctx, EngineCallLimit)
 	defer cancel()
 	id, running, err := l.container(cctx, mi)
 	if err == nil && !running {
@@ -301,7 +302,7 @@ func (l *lab) stopParts(ctx context.Context, done []bool) {
 		if done[mi] {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, EngineCallLimit)
 		if id, running, err := l.container(cctx, mi); err == nil && running {
 			_, _ = l.engines[mi].ExecAttached(cctx, id, []string{"pkill", "-TERM", "-x", "hostd"}, nil, nil, nil)
 		}
@@ -312,7 +313,7 @@ func (l *lab) stopParts(ctx context.Context, done []bool) {
 // downMachines asks the manager which of the lab's machines it has not heard from for
 // LostAfter (Swarm's heartbeat: a frozen machine, a cut underlay), with why.
 func (l *lab) downMachines(ctx context.Context) map[int]string {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, EngineCallLimit)
 	defer cancel()
 	nodes, err := l.mgr.Nodes(cctx)
 	if err != nil {

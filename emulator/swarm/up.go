@@ -285,12 +285,23 @@ func (l *lab) container(ctx context.Context, mi int) (id string, running bool, e
 // lostOr returns err, or, when machine mi's engine no longer answers, an error that
 // says the machine was lost.
 func (l *lab) lostOr(ctx context.Context, mi int, err error) error {
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, EngineCallLimit)
 	defer cancel()
 	if perr := l.engines[mi].Ping(pctx); perr != nil {
 		return lostErr(l.pl.Machines[mi].Name, perr)
 	}
 	return fmt.Errorf("swarm: machine %s: %w", l.pl.Machines[mi].Name, err)
+}
+
+// EngineCallLimit bounds each call to a machine's engine where a frozen machine (one
+// that takes the call and never answers) must not hold up the rest.
+const EngineCallLimit = 5 * time.Second
+
+// bounded calls f with ctx limited to EngineCallLimit.
+func bounded(ctx context.Context, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, EngineCallLimit)
+	defer cancel()
+	return f(cctx)
 }
 
 // lostErr says machine was lost, and why.
@@ -373,20 +384,26 @@ func Down(ctx context.Context, labName string) error {
 	// machine the manager cannot tell (its underlay cut) keeps its container: after
 	// 15 s its own engine removes it. A container of a machine nobody reaches stays
 	// until that machine is back.
+	// A frozen machine's engine takes calls and never answers: each call to a
+	// machine's engine is bounded, so that one machine cannot hold up the others.
 	deadline := time.Now().Add(15 * time.Second)
 	for _, mc := range m.Machines {
 		ec, err := docker.NewClientAt(mc.Engine)
 		if err == nil {
-			err = ec.Ping(ctx)
+			err = bounded(ctx, ec.Ping)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("swarm: machine %s cannot be reached (%v): its part of lab %s stays until it is back; run reef down %s again then", mc.Name, err, labName, labName))
 			continue
 		}
 		for {
-			left, err := ec.List(ctx, LabelLab+"="+labName)
+			var left []docker.ContainerSummary
+			err := bounded(ctx, func(ctx context.Context) (err error) {
+				left, err = ec.List(ctx, LabelLab+"="+labName)
+				return err
+			})
 			if err != nil {
-				errs = append(errs, err)
+				errs = append(errs, fmt.Errorf("swarm: machine %s: %w", mc.Name, err))
 				break
 			}
 			if len(left) == 0 {
@@ -395,8 +412,8 @@ func Down(ctx context.Context, labName string) error {
 			if time.Now().After(deadline) {
 				for _, ct := range left {
 					if ct.Labels[LabelLab] == labName {
-						if err := ec.Remove(ctx, ct.ID); err != nil {
-							errs = append(errs, err)
+						if err := bounded(ctx, func(ctx context.Context) error { return ec.Remove(ctx, ct.ID) }); err != nil {
+							errs = append(errs, fmt.Errorf("swarm: machine %s: %w", mc.Name, err))
 						}
 					}
 				}
