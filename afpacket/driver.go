@@ -67,6 +67,9 @@ type Config struct {
 	Netns []string
 	// Port sizes the rings and picks socket options (MTU 0: the interface's own).
 	Port PortOptions
+	// Rings, when set, holds each port's RX ring slots (0: Port.RingFrames), so that
+	// each ring can be sized for its own link's rate (RingFramesFor).
+	Rings []int
 	// Clock is the lab's clock.
 	Clock *Clock
 	// Tick, when > 0, is how often (lab time) OnTick is called on the datapath thread,
@@ -187,12 +190,19 @@ func Open(node Node, cfg Config) (*Driver, error) {
 	if cfg.Netns != nil && len(cfg.Netns) != len(cfg.Ports) {
 		return nil, fmt.Errorf("afpacket: %d namespaces for %d ports", len(cfg.Netns), len(cfg.Ports))
 	}
+	if cfg.Rings != nil && len(cfg.Rings) != len(cfg.Ports) {
+		return nil, fmt.Errorf("afpacket: %d ring sizes for %d ports", len(cfg.Rings), len(cfg.Ports))
+	}
 	for i, name := range cfg.Ports {
 		ns := ""
 		if cfg.Netns != nil {
 			ns = cfg.Netns[i]
 		}
-		p, err := OpenPortIn(ns, name, cfg.Port)
+		o := cfg.Port
+		if cfg.Rings != nil && cfg.Rings[i] > 0 {
+			o.RingFrames = cfg.Rings[i]
+		}
+		p, err := OpenPortIn(ns, name, o)
 		if err != nil {
 			d.Close()
 			return nil, err

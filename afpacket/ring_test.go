@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"reef/switchd"
+	"reef/units"
 	"reef/wire"
 )
 
@@ -44,5 +45,35 @@ func TestRingForHoldsFullFrames(t *testing.T) {
 				t.Errorf("%d slots in %d blocks of %d B; want at least %d, every block full", g.frames, g.blocks, g.block, c.n)
 			}
 		})
+	}
+}
+
+// A port's ring holds RingHold of full-size frames at its link's rate, with at least
+// MinRingFrames slots and no more than MaxRingBytes of them.
+func TestRingFramesFor(t *testing.T) {
+	for _, c := range []struct {
+		rate units.Rate
+		mtu  int
+		want int
+	}{
+		{6250 * units.Kbps, 1500, MinRingFrames}, // the slow links of the reproductions
+		{100 * units.Mbps, 1500, MinRingFrames},  // 406 frames in 50 ms
+		{units.Gbps, 1500, 4063},                 // 1e9 × 0.05 / (8 × 1538)
+		{units.Gbps, 0, 4063},                    // no MTU: 1500
+		{10 * units.Gbps, 1500, 4096},            // 40,630: 8 MB of 2 KB slots
+		{units.Gbps, 9000, 512},                  // 691: 8 MB of 16 KB slots
+		{100 * units.Gbps, 4096, 1024},           // 8 MB of 8 KB slots
+	} {
+		got := RingFramesFor(c.rate, c.mtu)
+		if got != c.want {
+			t.Errorf("RingFramesFor(%v, %d) = %d, want %d", c.rate, c.mtu, got, c.want)
+		}
+		mtu := max(c.mtu, 1500)
+		if g := ringFor(mtu, got, 4096); got > MinRingFrames && g.frames*g.frameSize > MaxRingBytes {
+			t.Errorf("RingFramesFor(%v, %d): %d slots of %d B, more than %d B", c.rate, c.mtu, g.frames, g.frameSize, MaxRingBytes)
+		}
+		if hold := units.Time(float64(got) * float64(c.rate.TxTime(units.Bytes(mtu+38)))); got > MinRingFrames && hold > RingHold {
+			t.Errorf("RingFramesFor(%v, %d): %d slots hold %v, more than %v", c.rate, c.mtu, got, hold, RingHold)
+		}
 	}
 }

@@ -92,7 +92,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.stats, "stats", "", "stats file, rewritten periodically and on exit; {node} is replaced by the switch's name")
 	flag.DurationVar(&f.interval, "stats-interval", time.Second, "how often to rewrite the stats file")
 	flag.IntVar(&f.readyFd, "ready-fd", -1, "fd to write one byte to once the ports are open")
-	flag.IntVar(&f.ringFrames, "ring-frames", 512, "RX ring slots per port")
+	flag.IntVar(&f.ringFrames, "ring-frames", 0, "RX ring slots per port (0: enough for each port's link rate, afpacket.RingFramesFor)")
 	flag.IntVar(&f.rtPrio, "rt-priority", 10, "run the datapath thread (only) under SCHED_FIFO at this priority (0: off; best effort)")
 	flag.IntVar(&f.nice, "nice", -20, "nice value of every thread (best effort)")
 	flag.BoolVar(&f.rtAll, "rt-all-threads", true, "run the runtime's threads under SCHED_FIFO at --rt-priority too")
@@ -164,6 +164,10 @@ func run(log *slog.Logger) error {
 	for _, p := range cfg.Ports {
 		dcfg.Ports = append(dcfg.Ports, p.Iface)
 		dcfg.Netns = append(dcfg.Netns, p.Netns)
+		if f.ringFrames <= 0 { // each ring holds afpacket.RingHold at its link's rate
+			pc, _ := cfg.PortConfig(p.End) // validated by shard.New
+			dcfg.Rings = append(dcfg.Rings, afpacket.RingFramesFor(pc.Rate, pc.MTU))
+		}
 	}
 	var pipe *statsPipe
 	if f.stats != "" && f.interval > 0 {
@@ -245,6 +249,11 @@ func run(log *slog.Logger) error {
 	if f.samples != "" {
 		for i, sc := range cfg.Switches {
 			s := sh.Samples(i, now)
+			for k, p := range cfg.Ports { // what the kernel or a write lost at a port
+				if p.Switch == sc.Name && p.Port < len(s.Ports) && k < len(st.Ports) {
+					s.Ports[p.Port].Lost = int64(st.Ports[k].Lost())
+				}
+			}
 			b, merr := json.Marshal(&s)
 			if merr == nil {
 				merr = writeFile(strings.ReplaceAll(f.samples, "{node}", sc.Name), b)

@@ -87,13 +87,20 @@ type Fidelity struct {
 	// preceded had fired: a daemon stalled longer than its timer grace, so timeouts
 	// may have fired where they would not have.
 	StaleTimers int64 `json:"stale_timers"`
+	// Lost counts the frames the emulator itself lost, outside the model, at every
+	// port and host NIC (results.Port.Lost: a daemon's receive ring overflowed while
+	// it was not running, or a write failed); LostAt is where the most were lost.
+	// Any such loss makes the run degraded: it is a drop the emulated network did not
+	// make, which a flow takes as congestion.
+	Lost   int64  `json:"lost,omitempty"`
+	LostAt string `json:"lost_at,omitempty"`
 	// Tunnel names the machines of a lab across machines whose tunnel, measured during
 	// the run, needed more than the delay of the links cut between them
 	// ("m1→m2: 1.6ms over 1.4ms"): frames then reached the far switch after they
 	// were due.
 	Tunnel string `json:"tunnel,omitempty"`
 	// Verdict is "ok" or "degraded" (SkewRatio > 1, LateRatio > 1, StallFraction >
-	// MaxStallFraction, StaleTimers > 0 or a Tunnel).
+	// MaxStallFraction, StaleTimers > 0, Lost > 0 or a Tunnel).
 	Verdict   string  `json:"verdict"`
 	Threshold float64 `json:"threshold_packets"`
 }
@@ -148,9 +155,17 @@ func (s *Summary) fidelity() {
 			shortest = r
 		}
 	}
+	var mostLost int64
+	lost := func(name string, n int64) {
+		f.Lost += n
+		if n > mostLost {
+			mostLost, f.LostAt = n, name
+		}
+	}
 	for _, pt := range s.in.Run.Ports {
 		pkt := pt.Rate.TxTime(units.Bytes(portMTU(s.in.Plan, pt.Switch, pt.Port)))
 		add(pt.Switch+":"+pt.Name, pt.Lateness, pt.Skew, pkt, units.Time(DegradedP99Packets*float64(pkt)), mayLate(pkt, shortest))
+		lost(pt.Switch+":"+pt.Name, pt.Lost)
 	}
 	// Host daemons (real backends) release their NIC's frames late too.
 	for _, h := range s.in.Run.Hosts {
@@ -163,6 +178,7 @@ func (s *Summary) fidelity() {
 		pkt := h.Rate.TxTime(units.Bytes(mtu))
 		rtt := s.hostRTT[h.Name]
 		add(h.Name+":nic", h.Lateness, h.Skew, pkt, may(pkt, rtt, FeedbackRTTFraction), mayLate(pkt, rtt))
+		lost(h.Name+":nic", h.Lost)
 		f.StaleTimers += h.StaleTimers
 		if s.in.Run.Duration > 0 {
 			if sf := float64(h.Stalled) / float64(s.in.Run.Duration); sf > f.StallFraction {
@@ -178,7 +194,7 @@ func (s *Summary) fidelity() {
 			f.Tunnel = fmt.Sprintf("%s→%s: %v over %v", t.From, t.To, t.WorstMargin, t.MinDelay)
 		}
 	}
-	if f.SkewRatio > 1 || f.LateRatio > 1 || f.StallFraction > MaxStallFraction || f.StaleTimers > 0 || f.Tunnel != "" {
+	if f.SkewRatio > 1 || f.LateRatio > 1 || f.StallFraction > MaxStallFraction || f.StaleTimers > 0 || f.Lost > 0 || f.Tunnel != "" {
 		f.Verdict = "degraded"
 	}
 	s.Fidelity = f
@@ -217,6 +233,9 @@ func DegradedWhy(f Fidelity) string {
 	}
 	if f.StaleTimers > 0 {
 		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
+	}
+	if f.Lost > 0 {
+		why = append(why, fmt.Sprintf("the emulator lost %d frames outside the model, the most at %s (a daemon's receive ring overflowed while it was not running)", f.Lost, f.LostAt))
 	}
 	if f.Tunnel != "" {
 		why = append(why, "the tunnel "+f.Tunnel+" (transit, clock offset and jitter against the cut links' delay)")

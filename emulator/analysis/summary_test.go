@@ -311,7 +311,14 @@ func TestFidelityVerdict(t *testing.T) {
 		{"a stale timer", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
 		{"a host stalled 1.5% of the run", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "ok", 0, 0.5},
 		{"a host stalled 3% of the run", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
+		{"frames lost at a port", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
+		{"frames lost at a host", 0, 0.2, 0, 0.5, "h1:nic", "h1:nic", "degraded", 0, 0.5},
 	}
+	// frames lost outside the model, and where the most were
+	lost := map[string]struct {
+		port, host int64
+		at         string
+	}{"frames lost at a port": {3, 1, "s1:p3"}, "frames lost at a host": {1, 2, "h1:nic"}}
 	stalled := map[string]float64{"a host stalled 1.5% of the run": 0.015, "a host stalled 3% of the run": 0.03}
 	sw, _ := p.SwitchByName("s1")
 	pkt := rate.TxTime(units.Bytes(sw.Config.Ports[2].MTU))
@@ -343,14 +350,20 @@ func TestFidelityVerdict(t *testing.T) {
 				run.Hosts[0].StaleTimers = 1
 			}
 			run.Hosts[0].Stalled = units.Time(stalled[tc.name] * float64(run.Duration))
+			l := lost[tc.name]
+			run.Ports[0].Lost, run.Hosts[0].Lost = l.port, l.host
 			s, err := Summarize(p, sc, run, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f := s.Fidelity
 			if f.WorstPort != tc.worst || f.LatePort != tc.latePort || f.Frames != 15 || math.Abs(f.SkewRatio-tc.ratio) > 1e-6 ||
-				math.Abs(f.LateRatio-tc.lateRatio) > 1e-6 || math.Abs(f.StallFraction-stalled[tc.name]) > 1e-9 || f.Verdict != tc.verdict {
+				math.Abs(f.LateRatio-tc.lateRatio) > 1e-6 || math.Abs(f.StallFraction-stalled[tc.name]) > 1e-9 || f.Verdict != tc.verdict ||
+				f.Lost != l.port+l.host || f.LostAt != l.at {
 				t.Errorf("fidelity = %+v (port may be late %v, host skewed %v, late %v)", f, portMay, hostMay, lateMay)
+			}
+			if why := DegradedWhy(f); l.at != "" && !strings.Contains(why, "lost") {
+				t.Errorf("degraded, it says, for %q; want the frames lost named", why)
 			}
 		})
 	}

@@ -603,9 +603,13 @@ func (r *runState) assemble(run *results.Run, procs []*hostProc) error {
 			for _, f := range o.Flows {
 				flows[f.ID] = f
 			}
+			var lost int64 // at the host's NIC, outside the model
+			for _, p := range o.Driver.Ports {
+				lost += int64(p.Lost())
+			}
 			rate := r.jobs[host].Host.Rate
 			hosts[host] = results.Host{Name: host, Rate: rate, Lateness: o.Lateness, Skew: o.Skew,
-				StaleTimers: int64(o.Stats.StaleTimers), Stalled: o.Driver.ResumedTime}
+				StaleTimers: int64(o.Stats.StaleTimers), Stalled: o.Driver.ResumedTime, Lost: lost}
 		}
 	}
 	for _, h := range r.hosts { // plan order, whatever daemon ran them

@@ -65,6 +65,9 @@ type Host struct {
 	// after the deadline it slept until (afpacket.Stats.ResumedTime): time it was not
 	// scheduled at all.
 	Stalled units.Time `json:"stalled,omitempty"`
+	// Lost counts frames the emulator lost at the host's NIC outside the model (see
+	// Port.Lost).
+	Lost int64 `json:"lost,omitempty"`
 }
 
 // Flow is one flow's record.
@@ -154,6 +157,10 @@ type Port struct {
 	// because the switch daemon read them late (see switchd.PortStats.Skew); all zero
 	// on sim.
 	Skew Lateness `json:"skew"`
+	// Lost counts frames the emulator lost at this port outside the model: the kernel
+	// found the daemon's receive ring full (the daemon fell behind), or a write to
+	// the link failed. Always zero on sim.
+	Lost int64 `json:"lost,omitempty"`
 }
 
 // PortSample is one sample of an egress port.

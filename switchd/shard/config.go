@@ -53,6 +53,16 @@ func Single(cfg switchd.Config) Config {
 	return c
 }
 
+// PortConfig returns the configuration of switch port e, if the shard has it.
+func (c *Config) PortConfig(e End) (switchd.PortConfig, bool) {
+	for i := range c.Switches {
+		if sc := &c.Switches[i]; sc.Name == e.Switch && e.Port >= 0 && e.Port < len(sc.Ports) {
+			return sc.Ports[e.Port], true
+		}
+	}
+	return switchd.PortConfig{}, false
+}
+
 // Validate checks that every link and external port names a switch port of the shard,
 // and that no port is used twice. Every switch port need not be wired (an unwired port
 // drops what it sends).
