@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -26,7 +27,9 @@ func statsCmd(o *options) *cobra.Command {
 		Short: "print a running lab's per-port counters of one switch",
 		Long: `stats reads the statistics file a switch daemon rewrites while the lab runs (every
 second, and once more on exit) and prints one row per port: peer, transmitted packets
-and bytes, drops, ECN marks, PFC pause time, queue now and at its largest, and release
+and bytes, drops, frames the emulator lost outside the model (its receive ring was
+full while the daemon did not run, or a write failed; "-" on a link the shard carries
+in memory), ECN marks, PFC pause time, queue now and at its largest, and release
 lateness p50/p99 (how late the daemon put frames on the wire against their computed
 time).`,
 		Example:      "  reef stats s1\n  reef stats --lab dumbbell tor1",
@@ -84,14 +87,22 @@ func printStats(w io.Writer, s *shard.Report, cfg *switchd.Config) error {
 	}
 	fmt.Fprintf(w, "%s at lab time %v (%s)\n", s.Node, s.Time, state)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "port\tpeer\ttx pkts\ttx bytes\tdrops\tmarks\tpause\tqueue now\tqueue max\tlate p50\tlate p99\t")
+	fmt.Fprintln(tw, "port\tpeer\ttx pkts\ttx bytes\tdrops\tlost\tmarks\tpause\tqueue now\tqueue max\tlate p50\tlate p99\t")
+	lost := map[string]uint64{} // the driver's ports: the switch's external ones, by name
+	for _, dp := range s.Driver.Ports {
+		lost[dp.Name] += dp.Lost()
+	}
 	for i, p := range s.Ports {
 		peer := "-"
 		if i < len(cfg.Ports) && cfg.Ports[i].Peer != "" {
 			peer = cfg.Ports[i].Peer
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t\n", p.Name, peer, p.TxPackets, p.TxBytes,
-			p.Dropped(), p.ECNMarks, p.PauseTime, p.QueueBytes, p.MaxQueueBytes, p.Lateness.P50, p.Lateness.P99)
+		l := "-" // in memory: nothing to lose
+		if n, ok := lost[p.Name]; ok {
+			l = strconv.FormatUint(n, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%d\t%v\t%v\t%v\t%v\t%v\t\n", p.Name, peer, p.TxPackets, p.TxBytes,
+			p.Dropped(), l, p.ECNMarks, p.PauseTime, p.QueueBytes, p.MaxQueueBytes, p.Lateness.P50, p.Lateness.P99)
 	}
 	return tw.Flush()
 }
