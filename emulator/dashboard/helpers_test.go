@@ -7,22 +7,14 @@ import (
 	"reef/emulator/plan"
 	"reef/emulator/scenario"
 	"reef/emulator/sim"
-	"reef/emulator/topo"
+	"reef/internal/testlab"
 	"reef/units"
 )
 
 // loadPlan plans one of the shipped topologies.
 func loadPlan(tb testing.TB, name string) *plan.Plan {
 	tb.Helper()
-	t, err := topo.Load("../../topologies/" + name + ".yaml")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := plan.Build(t, plan.Options{Seed: 1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return testlab.PlanFile(tb, "../../topologies/"+name+".yaml")
 }
 
 // dumbbellSim is the dumbbell (8 + 8 hosts, one shared s1–s2 link at 1 Gbit/s) with

@@ -4,24 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"reef/emulator/plan"
 	"reef/emulator/scenario"
-	"reef/emulator/topo"
 	"reef/hostd"
+	"reef/internal/testlab"
 	"reef/units"
 )
 
 // NetworkRTT is the largest base RTT of the run's flows, each for a full data frame of
 // its source host; a flow from an unknown host is an error.
 func TestNetworkRTT(t *testing.T) {
-	tp, err := topo.Load("../../topologies/parking-lot.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testlab.PlanFile(t, "../../topologies/parking-lot.yaml")
 	frame := func(hops int) units.Bytes { return hostd.Config{}.FlowEnv(hops).PacketSize }
 	rtt := func(src, dst string, hops int) units.Time {
 		r, err := p.BaseRTT(src, dst, frame(hops))
@@ -54,7 +46,7 @@ func TestNetworkRTT(t *testing.T) {
 	if rtt("h1", "h29", 3) <= rtt("h2", "h11", 0) {
 		t.Error("the victim's path is no longer than the green one's: the test cannot tell them apart")
 	}
-	_, err = (&scenario.Scenario{Flows: []scenario.Flow{{ID: 3, Name: "x", Src: "h99", Dst: "h1"}}}).NetworkRTT(p)
+	_, err := (&scenario.Scenario{Flows: []scenario.Flow{{ID: 3, Name: "x", Src: "h99", Dst: "h1"}}}).NetworkRTT(p)
 	if err == nil || !strings.Contains(err.Error(), "h99") {
 		t.Errorf("unknown source host: err %v, want one naming h99", err)
 	}

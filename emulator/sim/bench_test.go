@@ -10,7 +10,7 @@ import (
 	"reef/cc"
 	"reef/emulator/plan"
 	"reef/emulator/scenario"
-	"reef/emulator/topo"
+	"reef/internal/testlab"
 	"reef/units"
 
 	_ "reef/cc/swift"
@@ -20,14 +20,7 @@ import (
 // link (topologies/fat-tree-k4.yaml) with a permutation of 16 long-lived Swift flows,
 // each host sending to the host 8 places on (always in another pod).
 func fatTreePermutation(tb testing.TB, d units.Time) (*plan.Plan, *scenario.Scenario) {
-	t, err := topo.Load("../../topologies/fat-tree-k4.yaml")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := plan.Build(t, plan.Options{Seed: 1})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	p := testlab.PlanFile(tb, "../../topologies/fat-tree-k4.yaml")
 	// Swift's defaults are the paper's (100 Gbit/s, 4 KB): scale them to the laptop
 	// fabric as an experiment with time_scale would (the topology's τ ≈ 37.5).
 	spec, err := cc.Lookup("swift")

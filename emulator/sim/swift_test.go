@@ -13,6 +13,7 @@ import (
 	"reef/emulator/scenario"
 	"reef/emulator/topo"
 	"reef/hostd/transport"
+	"reef/internal/testlab"
 	"reef/units"
 
 	_ "reef/cc/swift"
@@ -42,14 +43,7 @@ func swiftParams(t *testing.T, tau float64) json.RawMessage {
 // returns the results and the bottleneck port's index in them.
 func swiftDumbbell(t *testing.T, n int, d units.Time) (run *results.Run, bottleneck int) {
 	t.Helper()
-	tp, err := topo.Load("../../topologies/dumbbell.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testlab.PlanFile(t, "../../topologies/dumbbell.yaml")
 	raw := swiftParams(t, 73.24) // spec poseidon.md §7.3 config B
 	sc := &scenario.Scenario{Name: "swift-dumbbell", Seed: 1, Duration: d, SampleInterval: units.Millisecond}
 	for i := 1; i <= n; i++ {

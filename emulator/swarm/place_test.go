@@ -6,20 +6,12 @@ import (
 	"testing"
 
 	"reef/emulator/plan"
-	"reef/emulator/topo"
+	"reef/internal/testlab"
 )
 
 func loadPlan(t *testing.T, file string) *plan.Plan {
 	t.Helper()
-	tp, err := topo.Load("../../topologies/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(tp, plan.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testlab.PlanFile(t, "../../topologies/"+file)
 }
 
 func machines(n int) []Machine {

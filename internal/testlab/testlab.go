@@ -1,5 +1,5 @@
-// Package testlab is what the backends' lab tests share: a fresh lab name per test, so
-// runs of one test never collide, and a plan from a topology document.
+// Package testlab is what the tests that plan labs share: a fresh lab name per test, so
+// runs of one test never collide, and a plan from a topology document or file.
 package testlab
 
 import (
@@ -23,6 +23,22 @@ func Plan(t testing.TB, name, doc string) *plan.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return build(t, tp)
+}
+
+// PlanFile loads the topology file at path and plans it with seed 1, failing t on any
+// error.
+func PlanFile(t testing.TB, path string) *plan.Plan {
+	t.Helper()
+	tp, err := topo.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return build(t, tp)
+}
+
+func build(t testing.TB, tp *topo.Topology) *plan.Plan {
+	t.Helper()
 	p, err := plan.Build(tp, plan.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
