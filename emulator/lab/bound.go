@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Limits bound what one student's lab may take of a machine a class shares. A zero
@@ -133,12 +134,24 @@ func Join(lab string) (bool, error) {
 }
 
 // Unbound removes lab's cgroups (its processes must be gone: reef down first). A lab
-// that was never bounded has none, which is no error.
+// that was never bounded has none, which is no error. A cgroup is a directory only
+// rmdir removes, and only once no process is left in it: one that still has some is
+// named with them.
 func Unbound(lab string) error {
 	var errs []error
 	for _, h := range []string{"cpu", "memory", "pids"} {
 		dir := filepath.Join(CgroupRoot, h, CgroupName(lab))
-		if err := os.RemoveAll(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := syscall.Rmdir(dir)
+		if errors.Is(err, syscall.ENOTEMPTY) { // a plain directory (a test's stand-in), not a cgroup
+			err = os.RemoveAll(dir)
+		}
+		switch {
+		case err == nil || errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, syscall.EBUSY):
+			procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			errs = append(errs, fmt.Errorf("lab: removing %s: processes of the lab are still in it (%s): a program reef exec started there is still running?",
+				dir, strings.Join(strings.Fields(string(procs)), " ")))
+		default:
 			errs = append(errs, fmt.Errorf("lab: removing %s: %w", dir, err))
 		}
 	}
