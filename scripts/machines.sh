@@ -88,6 +88,10 @@ down() {
     fi
     grep -E " ($DATA/m$i|$BASE/m$i)[/ ]" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
     ip netns del reef-m$i 2>/dev/null || true
+    # The engine's cgroup parent (/reef-m$i), empty once its processes are gone.
+    for g in /sys/fs/cgroup/*/reef-m$i; do
+      [ -d "$g" ] && find "$g" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
     rm -rf "${DATA:?}/m$i" "${BASE:?}/m$i" "$BASE/m$i".*
   done
   ip netns del reef-ul 2>/dev/null || true

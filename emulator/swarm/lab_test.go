@@ -552,11 +552,14 @@ func TestSwarmUnderlayCut(t *testing.T) {
 }
 
 // loseMidRun starts a run across ms, calls lose once the second machine's part is under
-// way, and checks what the run and reef down make of it; restore brings the machine
-// back. unreachable says the lost machine's engine cannot be reached either, so the
+// way, and checks what the run and reef down make of it (and that a container not
+// reef's on the first machine survives both); restore brings the machine back. unreachable says the lost machine's engine cannot be reached either, so the
 // controller must keep its record of the lab for a later reef down.
 func loseMidRun(t *testing.T, ms []Machine, unreachable bool, lose, restore func()) {
 	lost := ms[1]
+	// Nothing outside the lab is touched: a container that is not reef's on the
+	// surviving machine outlives the loss and the clean-up.
+	byc, byid := bystander(t, ms[0])
 	type result struct {
 		out *runner.Outcome
 		err error
@@ -666,6 +669,9 @@ func loseMidRun(t *testing.T, ms []Machine, unreachable bool, lose, restore func
 		}
 	}
 	checkGone(t, lab, ms)
+	if st, err := byc.Inspect(context.Background(), byid); err != nil || !st.State.Running {
+		t.Errorf("machine %s: the container that is not reef's did not survive (%v)", ms[0].Name, err)
+	}
 }
 
 func splitOnly(only string) []string { return strings.Split(only, ",") }
