@@ -235,7 +235,7 @@ func DegradedWhy(f Fidelity) string {
 		why = append(why, fmt.Sprintf("%d frames read after a timer had fired", f.StaleTimers))
 	}
 	if f.Lost > 0 {
-		why = append(why, fmt.Sprintf("the emulator lost %d frames outside the model, the most at %s (a daemon's receive ring overflowed while it was not running)", f.Lost, f.LostAt))
+		why = append(why, fmt.Sprintf("the emulator lost %d frames outside the model, the most at %s (a daemon's receive ring overflowed while it did not run, or a write failed)", f.Lost, f.LostAt))
 	}
 	if f.Tunnel != "" {
 		why = append(why, "the tunnel "+f.Tunnel+" (transit, clock offset and jitter against the cut links' delay)")

@@ -383,9 +383,9 @@ func Down(ctx context.Context, labName string) error {
 	// Each machine's containers of the lab go when their engine stops the task. A
 	// machine the manager cannot tell (its underlay cut) keeps its container: after
 	// 15 s its own engine removes it. A container of a machine nobody reaches stays
-	// until that machine is back.
-	// A frozen machine's engine takes calls and never answers: each call to a
-	// machine's engine is bounded, so that one machine cannot hold up the others.
+	// until that machine is back. A frozen machine's engine takes calls and never
+	// answers: each call to a machine's engine is bounded, so that one machine cannot
+	// hold up the others.
 	deadline := time.Now().Add(15 * time.Second)
 	for _, mc := range m.Machines {
 		ec, err := docker.NewClientAt(mc.Engine)
