@@ -215,7 +215,6 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 	until := units.Time(0)
 	var (
 		ports, nss []string
-		rings      []int
 		mtu        int
 		rtPrio     int
 		interval   units.Time
@@ -243,7 +242,6 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 		defer hold.Close()
 		_ = hold.SetReadBuffer(4096)
 		ports, nss = append(ports, job.Host.Iface), append(nss, m.Netns)
-		rings = append(rings, afpacket.RingFramesFor(job.Host.Rate, job.Host.MTU))
 		mtu, rtPrio, until = max(mtu, job.Host.MTU), max(rtPrio, job.RTPriority), max(until, job.Duration)
 		if interval == 0 || (job.SampleInterval > 0 && job.SampleInterval < interval) {
 			interval = job.SampleInterval
@@ -262,7 +260,6 @@ func RunGroup(ctx context.Context, members []Member, clock *afpacket.Clock, log 
 	drv, err := afpacket.Open(node, afpacket.Config{
 		Ports: ports,
 		Netns: nss,
-		Rings: rings, // each holds afpacket.RingHold at its NIC's rate
 		// Bypass the qdisc: hostd paces reef traffic itself; the tbf on the interface
 		// shapes the kernel's own traffic (ping, iperf3).
 		Port:       afpacket.PortOptions{MTU: mtu, QdiscBypass: true},
