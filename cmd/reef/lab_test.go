@@ -131,10 +131,7 @@ func TestClassOnNetns(t *testing.T) {
 	}
 	for _, c := range class {
 		answers := filepath.Join(dir, c.student)
-		if err := os.CopyFS(answers, os.DirFS(filepath.Join(labs, c.lab, lab.SolutionDir))); err != nil && !errors.Is(err, fs.ErrExist) {
-			t.Fatal(err)
-		}
-		for _, f := range []string{"experiment.yaml", "answers.yaml"} { // CopyFS keeps what exists
+		for _, f := range []string{"experiment.yaml", "answers.yaml"} { // what these labs hand in
 			b, err := os.ReadFile(filepath.Join(labs, c.lab, lab.SolutionDir, f))
 			if err != nil {
 				t.Fatal(err)
