@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"reef/internal/cpuset"
 	"reef/switchd"
 	"reef/units"
 )
@@ -76,6 +77,9 @@ type Config struct {
 	// where it may read the node (for example to snapshot its Stats).
 	Tick   units.Time
 	OnTick func(now units.Time, st *Stats)
+	// CPUs, when set, binds the datapath thread to these CPUs (a switch daemon given a
+	// CPU of its own); the process's other threads stay where they were.
+	CPUs []int
 	// RTPriority, when > 0, runs the datapath thread under SCHED_FIFO at that priority
 	// (1..99), so wakeups preempt ordinary (CFS) work on a busy machine. See the
 	// hazard in RealtimeThreads before using it.
@@ -262,6 +266,16 @@ func (d *Driver) Run(ctx context.Context) error {
 	defer d.addThreadFaults(threadFaults())
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("afpacket: timer slack: %w", err)
+	}
+	if len(d.cfg.CPUs) > 0 {
+		was, err := cpuset.Allowed()
+		if err != nil {
+			return fmt.Errorf("afpacket: %w", err)
+		}
+		if err := cpuset.Bind(d.cfg.CPUs); err != nil {
+			return fmt.Errorf("afpacket: %w", err)
+		}
+		defer func() { _ = cpuset.Bind(was) }() // before the thread goes back to the runtime's pool
 	}
 	if d.cfg.RTPriority > 0 {
 		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(d.cfg.RTPriority)}

@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"reef/afpacket"
+	"reef/internal/cpuset"
 	"reef/switchd"
 	"reef/switchd/shard"
 	"reef/switchd/tapsock"
@@ -81,6 +82,7 @@ type flags struct {
 	interval, sampleInterval              time.Duration
 	readyFd, ringFrames, rtPrio, nice     int
 	rtAll                                 bool
+	cpus                                  string
 	spin, busyPoll, quantum               time.Duration
 }
 
@@ -96,6 +98,7 @@ func parseFlags() *flags {
 	flag.IntVar(&f.rtPrio, "rt-priority", 10, "run the datapath thread (only) under SCHED_FIFO at this priority (0: off; best effort)")
 	flag.IntVar(&f.nice, "nice", -20, "nice value of every thread (best effort)")
 	flag.BoolVar(&f.rtAll, "rt-all-threads", true, "run the runtime's threads under SCHED_FIFO at --rt-priority too")
+	flag.StringVar(&f.cpus, "cpus", "", "run the datapath thread on these CPUs only, a list such as 1 or 2-3 (default: wherever the scheduler puts it)")
 	flag.DurationVar(&f.spin, "spin", DefaultSpin, "busy-poll this long before each deadline instead of sleeping (0: off)")
 	flag.DurationVar(&f.busyPoll, "busy-poll", 0, "keep polling the rings this long after each arrival (0: off)")
 	flag.DurationVar(&f.quantum, "quantum", 0, "wake only on a grid of this period, releasing what fell due within it together (0: at every deadline)")
@@ -147,8 +150,15 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("switchd: %w", err)
 	}
+	var cpus []int
+	if f.cpus != "" {
+		if cpus, err = cpuset.Parse(f.cpus); err != nil {
+			return fmt.Errorf("switchd: --cpus: %w", err)
+		}
+	}
 	dcfg := afpacket.Config{
 		Clock:      clock,
+		CPUs:       cpus,
 		RTPriority: f.rtPrio,
 		Spin:       units.Time(f.spin),
 		BusyPoll:   units.Time(f.busyPoll),
