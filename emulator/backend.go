@@ -51,6 +51,8 @@ type RunOptions struct {
 	// Place and ClockOffsets are as in UpOptions (swarm).
 	Place        map[string]string
 	ClockOffsets map[string]time.Duration
+	// Unplaced is as in UpOptions (netns).
+	Unplaced bool
 	// Observe, when set, is called now and then with what the run measured so far (a
 	// live view: emulator/dashboard). The backend hands over a fresh Run each time and
 	// only appends to its Samples afterwards; the callee must not modify it. Backends
@@ -97,6 +99,10 @@ type UpOptions struct {
 	// ClockOffsets moves machines' clocks (swarm: machine name → offset), to see what
 	// an offset between machines does.
 	ClockOffsets map[string]time.Duration
+	// Unplaced leaves the daemons wherever the scheduler puts them instead of giving
+	// each switch daemon a CPU of its own and the hosts the rest (netns; labs that
+	// share the machine's CPUs, such as a class's).
+	Unplaced bool
 }
 
 // LabUp is what Up reports about the lab it brought up.
@@ -105,6 +111,9 @@ type LabUp struct {
 	// Placement says which daemons carry which switches ("" when there is nothing to
 	// say).
 	Placement string
+	// CPUs says which CPUs the switch daemons and the hosts run on ("" when the lab
+	// left that to the scheduler).
+	CPUs string
 }
 
 // ExitError is a program's non-zero exit status from a LabBackend's Exec when the

@@ -181,7 +181,8 @@ func labStart(ctx context.Context, lo *labOptions, name, dir string, noUp bool, 
 	if err != nil {
 		return err
 	}
-	up, err := be.Up(ctx, p, emulator.UpOptions{Topology: filepath.Join(l.Dir, l.Topology), Shards: shards})
+	// a bounded lab shares the machine's CPUs with a class's others: no CPU of its own
+	up, err := be.Up(ctx, p, emulator.UpOptions{Topology: filepath.Join(l.Dir, l.Topology), Shards: shards, Unplaced: lim != (lab.Limits{})})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ type runOptions struct {
 	only []string
 	// shards is how many switch daemons carry the switches (netns; 0: default)
 	shards int
+	// unplaced leaves the daemons where the scheduler puts them (netns)
+	unplaced bool
 	// limits is the machine's calibration file ("": none)
 	limits string
 	// swArgs are extra arguments for every switchd
@@ -82,6 +84,7 @@ interruption (Ctrl-C stops the run, tears the lab down and keeps what was measur
 	f.StringSliceVar(&ro.only, "only", nil, "run only the sweep points with VAR=VALUE (repeat or separate with commas; checks comparing with points left out are not evaluated)")
 	f.IntVar(&ro.shards, "shards", 0, "netns, docker: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
 	f.StringArrayVar(&ro.swArgs, "switchd-arg", nil, "netns, docker: extra argument for every switchd (repeatable)")
+	f.BoolVar(&ro.unplaced, "unplaced", false, unplacedUsage)
 	f.StringVar(&ro.limits, "limits", calibrate.DefaultPath, "the machine's calibrated limits (reef calibrate); a point asking for faster links is flagged before it starts (\"\": no check)")
 	f.IntVarP(&ro.jobs, "jobs", "j", runtime.NumCPU(), "sweep points run at once on the sim backend (the results do not depend on it; other backends run one at a time)")
 	f.IntVar(&ro.retryDegraded, "retry-degraded", 0, "run a point whose fidelity is degraded again, up to this many more times (a busy machine)")
@@ -114,7 +117,7 @@ func runRun(ctx context.Context, ro *runOptions, path string) error {
 	}
 	out, err := runner.Run(ctx, path, runner.Options{Backend: ro.backend, OutDir: ro.out, Seed: ro.seed,
 		TimeScale: ro.timeScale, BackendTimeScale: ro.backendTimeScale, Capture: ro.capture, Progress: steps, NoFigures: ro.noFigures,
-		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Limits: loadLimits(ro.limits), Jobs: ro.jobs,
+		RetryDegraded: ro.retryDegraded, Only: ro.only, Shards: ro.shards, SwitchdArgs: ro.swArgs, Unplaced: ro.unplaced, Limits: loadLimits(ro.limits), Jobs: ro.jobs,
 		Place: place, ClockOffsets: offsets})
 	prog.finish()
 	if live != nil {

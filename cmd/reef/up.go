@@ -20,16 +20,17 @@ func init() { commands = append(commands, upCmd) }
 
 type upOptions struct {
 	*options
-	seed    uint64
-	name    string
-	switchd string
-	swArgs  []string
-	backend string
-	image   string
-	images  []string
-	shards  int
-	place   []string
-	offsets []string
+	seed     uint64
+	name     string
+	switchd  string
+	swArgs   []string
+	backend  string
+	image    string
+	images   []string
+	shards   int
+	unplaced bool
+	place    []string
+	offsets  []string
 }
 
 func upCmd(o *options) *cobra.Command {
@@ -41,7 +42,11 @@ func upCmd(o *options) *cobra.Command {
 namespace per node (reef-<lab>-<node>), a veth pair per link, and the switches in
 shards: a switchd daemon runs several switches, and the links between switches of one
 shard are carried in memory, with no veth (--shards N; default one shard per two CPUs,
-placed to cut few links: a fat-tree splits by pods). up prints the placement. The lab stays up until "reef down". Run commands in it with "reef exec".
+placed to cut few links: a fat-tree splits by pods). up prints the placement. When the
+machine has more CPUs than the lab has shards and no other lab is up, each shard runs on
+a CPU of its own and the hosts (their daemons, what exec starts in them, the kernel's
+receive work for their interfaces) on the rest; up prints that too (--unplaced: leave
+it to the scheduler). The lab stays up until "reef down". Run commands in it with "reef exec".
 On a terminal, up shows how many nodes, links, hosts and switch daemons it has made.
 
 The switchd binary is $REEF_SWITCHD, else a switchd next to the reef binary, else built
@@ -69,6 +74,7 @@ shard with --place shard2=m1. Run "reef image build --swarm" first.`,
 	c.Flags().StringVar(&u.image, "host-image", "", "docker: image of every host (default "+docker.HostdImage+")")
 	c.Flags().StringArrayVar(&u.images, "image", nil, "docker: HOST=IMAGE, the image of one host (repeatable)")
 	c.Flags().IntVar(&u.shards, "shards", 0, "netns: how many switch daemons carry the switches, links inside one in memory (default: one per two CPUs)")
+	c.Flags().BoolVar(&u.unplaced, "unplaced", false, unplacedUsage)
 	addSwarmFlags(c, &u.place, &u.offsets)
 	return c
 }
@@ -89,7 +95,7 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	uo := emulator.UpOptions{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file, Shards: u.shards, HostImage: u.image}
+	uo := emulator.UpOptions{Switchd: u.switchd, SwitchdArgs: u.swArgs, Topology: file, Shards: u.shards, HostImage: u.image, Unplaced: u.unplaced}
 	for _, kv := range u.images {
 		h, img, ok := strings.Cut(kv, "=")
 		if !ok || h == "" || img == "" {
@@ -115,8 +121,14 @@ func upRun(ctx context.Context, u *upOptions, file string) error {
 	if lab.Placement != "" {
 		fmt.Printf("switch daemons: %s\n", lab.Placement)
 	}
+	if lab.CPUs != "" {
+		fmt.Printf("cpus: %s\n", lab.CPUs)
+	}
 	return nil
 }
+
+// unplacedUsage is the help of up's and run's --unplaced.
+const unplacedUsage = "netns: leave the daemons wherever the scheduler puts them (default: when the machine has more CPUs than the lab has switch daemons and no other lab is up, each switch daemon runs on a CPU of its own and the hosts on the rest)"
 
 // addSwarmFlags adds the Swarm backend's placement flags to c.
 func addSwarmFlags(c *cobra.Command, place, offsets *[]string) {

@@ -83,7 +83,7 @@ func (b Backend) Up(ctx context.Context, p *plan.Plan, o emulator.UpOptions) (*e
 	if err != nil {
 		return nil, err
 	}
-	return &emulator.LabUp{Name: lab.Name, Placement: lab.Partition.String(p)}, nil
+	return &emulator.LabUp{Name: lab.Name, Placement: lab.Partition.String(p), CPUs: netns.DescribeCPUs(&lab.State)}, nil
 }
 
 // Down removes lab's containers and namespaces (emulator.LabBackend).

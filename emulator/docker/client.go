@@ -145,6 +145,8 @@ type HostConfig struct {
 		Name string `json:"Name"`
 	} `json:"RestartPolicy"`
 	Ulimits []Ulimit `json:"Ulimits,omitempty"`
+	// CpusetCpus are the CPUs the container's processes may run on ("0-1,3").
+	CpusetCpus string `json:"CpusetCpus,omitempty"`
 }
 
 // Ulimit is one resource limit of a container.

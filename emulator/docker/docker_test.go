@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"reef/emulator/netns"
 	"reef/emulator/plan"
+	"reef/internal/cpuset"
 	"reef/internal/testenv"
 	"reef/internal/testlab"
 )
@@ -111,10 +113,60 @@ func TestUpPingDown(t *testing.T) {
 	if err != nil || !st.Ready || len(st.Daemons) != 2 {
 		t.Fatalf("state: %+v %v", st, err)
 	}
+	assertPlaced(t, ctx, st)
 	if err := Down(context.Background(), lab.Name); err != nil {
 		t.Fatal(err)
 	}
 	assertGone(t, lab.Name)
+}
+
+// assertPlaced checks that a lab alone on the machine runs its shard on a CPU of its
+// own and its hosts on the rest, as netns labs do: the switch daemon, the host
+// containers (their cpuset), a program exec starts in a host (the machine's or the
+// image's), and the host interface's receive work.
+func assertPlaced(t *testing.T, ctx context.Context, st *netns.State) {
+	t.Helper()
+	if len(st.HostCPUs) == 0 || len(st.Shards) != 1 || len(st.Shards[0].CPUs) != 1 {
+		t.Fatalf("placed %+v, hosts on %v; want the shard on a CPU of its own, the hosts on the rest", st.Shards, st.HostCPUs)
+	}
+	hosts, shard := cpuset.List(st.HostCPUs), cpuset.List(st.Shards[0].CPUs)
+	bound := false
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", st.Daemons[0].Pid))
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		bound = bound || err == nil && strings.Contains(string(b), "Cpus_allowed_list:\t"+shard+"\n")
+	}
+	if !bound {
+		t.Errorf("no thread of switchd is bound to CPU %s", shard)
+	}
+	c, err := NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Inspect(ctx, ContainerName(st.Lab, "h1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", in.State.Pid)); err != nil || !strings.Contains(string(b), "Cpus_allowed_list:\t"+hosts+"\n") {
+		t.Errorf("h1's container is not on CPUs %s (%v)", hosts, err)
+	}
+	for _, prog := range []string{"grep", "/reef/reefpause"} { // the machine's, the image's
+		argv := []string{"grep", "Cpus_allowed_list", "/proc/self/status"}
+		if prog != "grep" {
+			argv = []string{"/reef/reefpause", "--version"}
+		}
+		cmd, err := Command(ctx, st.Lab, "h1", argv...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.Index(cmd.Args, "taskset"); i < 0 || i+2 >= len(cmd.Args) || cmd.Args[i+2] != hosts {
+			t.Errorf("exec %s in h1 runs %v, not on the hosts' CPUs %s", prog, cmd.Args, hosts)
+		}
+	}
+	out, err := run(ctx, st.Lab, "h1", "cat", "/sys/class/net/eth0/queues/rx-0/rps_cpus")
+	if err != nil || strings.TrimLeft(strings.TrimSpace(out), "0") == "" {
+		t.Errorf("h1's eth0 steers no receive work (rps_cpus %q, %v)", out, err)
+	}
 }
 
 // TestToolsImage builds reef/tools:dev (a static busybox from the machine) and runs a

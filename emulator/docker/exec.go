@@ -40,8 +40,12 @@ func Command(ctx context.Context, lab, node string, argv ...string) (*exec.Cmd, 
 		return nil, fmt.Errorf("docker: container %s is %s", ContainerName(lab, node), st.State.Status)
 	}
 	if inImage(st.State.Pid, argv[0]) {
-		args := append([]string{"-t", strconv.Itoa(st.State.Pid), "-m", "-u", "-i", "-n", "-p", "-r", "-w", "--"}, argv...)
-		cmd := exec.CommandContext(ctx, "nsenter", args...)
+		args := append([]string{"nsenter", "-t", strconv.Itoa(st.State.Pid), "-m", "-u", "-i", "-n", "-p", "-r", "-w", "--"}, argv...)
+		if lst, err := netns.ReadState(netns.DefaultRunDir, lab); err == nil {
+			// nsenter leaves the program in our cgroups, outside the container's cpuset
+			args = netns.OnNodeCPUs(lst, node, args)
+		}
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		return cmd, nil

@@ -20,6 +20,7 @@ import (
 	"reef/emulator"
 	"reef/emulator/netns"
 	"reef/emulator/plan"
+	"reef/internal/cpuset"
 )
 
 // Labels every container of a lab carries; Down finds a lab's containers by LabelLab.
@@ -137,6 +138,10 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 		mk.Containers = append(mk.Containers, ContainerName(p.Lab, n))
 		st.Namespaces = append(st.Namespaces, netns.NodeNS{Node: n, NS: netns.NSName(p.Lab, n), Switch: true})
 	}
+	// as on netns: a CPU for each shard, the rest for the host containers
+	if err := netns.PlaceCPUs(&st, o.Unplaced); err != nil {
+		return nil, err
+	}
 	if err := netns.WriteJSON(filepath.Join(dir, MarkerFile), &mk); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("docker: %w", err)
@@ -215,6 +220,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 				ExtraHosts:  extraHosts,
 			},
 		}
+		if !n.sw && len(st.HostCPUs) > 0 {
+			cfg.HostConfig.CpusetCpus = cpuset.List(st.HostCPUs)
+		}
 		cfg.HostConfig.RestartPolicy.Name = "no"
 		id, err := c.Create(ctx, ContainerName(p.Lab, n.name), cfg)
 		if err != nil {
@@ -258,7 +266,14 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 	}
 	hosts := netns.HostsFile(p)
 	err = netns.Parallel(ctx, len(p.Hosts), o.Workers, count.Count("hosts", len(p.Hosts), func(i int) error {
-		return netns.SetupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hosts)
+		h := handles[p.Hosts[i].Config.Name]
+		if err := netns.SetupHost(p, &p.Hosts[i], h, hosts); err != nil {
+			return err
+		}
+		if len(st.HostCPUs) > 0 {
+			return netns.SteerReceive(h, st.HostCPUs)
+		}
+		return nil
 	}))
 	if err != nil {
 		return nil, err
@@ -361,7 +376,7 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 		}
 		first := cfg.Switches[0].Name
 		args := append([]string{"-t", strconv.Itoa(pids[first]), "-u", "-i", "-n", "--", filepath.Join(bins, "switchd")},
-			lab.SwitchdArgs(&cfg, cfgPath, o.Options)...)
+			append(lab.SwitchdArgs(&cfg, cfgPath, o.Options), netns.CPUArgs(st.Shards[k].CPUs)...)...)
 		cmd := exec.Command("nsenter", args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}

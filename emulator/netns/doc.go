@@ -23,6 +23,10 @@
 //   - Per switch: its switchd.Config as JSON in the lab directory and a switchd started
 //     inside its namespace with the lab's epoch, whose readiness (ports open) Up waits
 //     for.
+//   - Where the lab is alone on a machine with more CPUs than it has shards, a CPU for
+//     each shard's datapath thread and the rest for the hosts: their daemons, the programs Exec
+//     starts in them, and their interfaces' receive work (RPS), recorded in state.json
+//     (placeCPUs; Options.Unplaced leaves it to the scheduler).
 //
 // The lab directory /run/reef/<lab> holds state.json, an intent log written before
 // anything it names is created, plus each switch's config, log and stats file. Down

@@ -206,6 +206,7 @@ func Command(ctx context.Context, lab, node string, argv ...string) (*exec.Cmd, 
 	var names []string
 	for _, n := range st.Namespaces {
 		if n.Node == node {
+			argv = OnNodeCPUs(st, node, argv)
 			cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.NS}, argv...)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

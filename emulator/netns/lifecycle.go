@@ -49,12 +49,12 @@ func (Backend) Up(ctx context.Context, p *plan.Plan, o emulator.UpOptions) (*emu
 	if err != nil {
 		return nil, err
 	}
-	return &emulator.LabUp{Name: lab.Name, Placement: lab.Partition.String(p)}, nil
+	return &emulator.LabUp{Name: lab.Name, Placement: lab.Partition.String(p), CPUs: DescribeCPUs(&lab.State)}, nil
 }
 
 // UpOptionsOf is what Up takes of a command's emulator.UpOptions.
 func UpOptionsOf(o emulator.UpOptions) Options {
-	return Options{Switchd: o.Switchd, SwitchdArgs: o.SwitchdArgs, Topology: o.Topology, Shards: o.Shards, Progress: o.Progress}
+	return Options{Switchd: o.Switchd, SwitchdArgs: o.SwitchdArgs, Topology: o.Topology, Shards: o.Shards, Progress: o.Progress, Unplaced: o.Unplaced}
 }
 
 // Down removes lab (emulator.LabBackend).

@@ -281,6 +281,7 @@ func (r *runState) once(ctx context.Context, lead time.Duration) (run *results.R
 	if r.opts.Shards > 0 {
 		uo.Shards = r.opts.Shards
 	}
+	uo.Unplaced = uo.Unplaced || r.opts.Unplaced
 	uo.SwitchdArgs = append(append(append([]string(nil), uo.SwitchdArgs...), r.opts.SwitchdArgs...),
 		"--run-epoch", strconv.FormatInt(epoch, 10),
 		"--samples", filepath.Join(r.out, "{node}.samples.json"),
@@ -477,7 +478,7 @@ func (r *runState) startHosts(lab *Lab, epoch int64) ([]*hostProc, error) {
 		cmd.Dir = r.out
 		fd, err := openNamed(lab.NS(group[0]))
 		if err == nil {
-			err = inNetns(fd, cmd.Start)
+			err = startOn(fd, lab.State.HostCPUs, cmd.Start)
 			syscallClose(fd)
 		}
 		pw.Close()

@@ -33,12 +33,19 @@ type State struct {
 	Daemons []Daemon `json:"daemons"`
 	// Shards are the switch daemons' shards.
 	Shards []Shard `json:"shards,omitempty"`
+	// HostCPUs are the CPUs the hosts' daemons, the programs exec starts in hosts and
+	// the kernel's receive work for the hosts' interfaces run on, when the lab placed
+	// its work on CPUs (placeCPUs; empty: it did not).
+	HostCPUs []int `json:"host_cpus,omitempty"`
 }
 
 // Shard is one switch daemon's set of switches.
 type Shard struct {
 	Name     string   `json:"name"`
 	Switches []string `json:"switches"`
+	// CPUs are the CPUs the shard's daemon runs on (empty: wherever the scheduler
+	// puts it).
+	CPUs []int `json:"cpus,omitempty"`
 }
 
 // NodeNS names one node's namespace.

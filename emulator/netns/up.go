@@ -77,6 +77,12 @@ type Options struct {
 	// Slice, when set, brings up one machine's part of the plan only (a lab spread over
 	// several machines: emulator/swarm); Shards is then ignored.
 	Slice *Slice
+	// Unplaced leaves the daemons wherever the scheduler puts them, as labs that share
+	// the machine's CPUs want (a class's, each bounded). Otherwise, when the machine has
+	// more CPUs than the lab has shards and no other lab is up, each shard gets a CPU of
+	// its own and the hosts the rest (placeCPUs). A slice of a lab across machines is
+	// never placed.
+	Unplaced bool
 }
 
 // A Slice is the part of a lab one machine carries: its nodes, the lab-wide partition
@@ -257,6 +263,9 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 	if o.Slice != nil {
 		sf.st.Shards = slices.DeleteFunc(sf.st.Shards, func(s Shard) bool { return !o.Slice.Has(s.Switches[0]) })
 	}
+	if err := PlaceCPUs(&sf.st, o.Unplaced || o.Slice != nil); err != nil {
+		return nil, err
+	}
 	for _, h := range p.Hosts {
 		if !o.Slice.Has(h.Config.Name) {
 			continue
@@ -340,7 +349,14 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		if !o.Slice.Has(p.Hosts[i].Config.Name) {
 			return nil
 		}
-		return setupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hostsFile)
+		h := handles[p.Hosts[i].Config.Name]
+		if err := setupHost(p, &p.Hosts[i], h, hostsFile); err != nil {
+			return err
+		}
+		if len(sf.st.HostCPUs) > 0 {
+			return steerReceive(h.fd, sf.st.HostCPUs)
+		}
+		return nil
 	}))
 	if err != nil {
 		return nil, err
@@ -591,6 +607,16 @@ func WriteShardConfig(lab *Lab, k int) (shard.Config, string, error) {
 	return cfg, path, nil
 }
 
+// shardCPUs are the CPUs the shard called name was placed on (none: not placed).
+func shardCPUs(shards []Shard, name string) []int {
+	for _, s := range shards {
+		if s.Name == name {
+			return s.CPUs
+		}
+	}
+	return nil
+}
+
 // startSwitches writes each shard's config and starts its switchd inside the
 // namespace of its first switch, then waits until every daemon reports that its ports
 // are open.
@@ -624,7 +650,7 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 			logf.Close()
 			return fmt.Errorf("netns: %s: %w", name, err)
 		}
-		cmd := exec.Command(bin, lab.SwitchdArgs(&cfg, cfgPath, o)...)
+		cmd := exec.Command(bin, append(lab.SwitchdArgs(&cfg, cfgPath, o), CPUArgs(shardCPUs(sf.st.Shards, name))...)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -76,6 +76,9 @@ type Options struct {
 	// backend's default; see emulator.RunOptions), with SwitchdArgs.
 	Shards      int
 	SwitchdArgs []string
+	// Unplaced leaves a real backend's daemons wherever the scheduler puts them (see
+	// emulator.UpOptions).
+	Unplaced bool
 	// Place and ClockOffsets go to a backend across machines (swarm; see
 	// emulator.RunOptions).
 	Place        map[string]string

@@ -106,7 +106,7 @@ func (w *sweep) point(i int) (d pointResult) {
 	}
 	w.progress(func(p Progress) { p.Start(i, n, r.Scenario.Name) })
 	ro := emulator.RunOptions{OutDir: d.sub, Capture: w.opts.Capture, Shards: w.opts.Shards, SwitchdArgs: w.opts.SwitchdArgs,
-		Place: w.opts.Place, ClockOffsets: w.opts.ClockOffsets}
+		Place: w.opts.Place, ClockOffsets: w.opts.ClockOffsets, Unplaced: w.opts.Unplaced}
 	if w.opts.Progress != nil {
 		ro.Progress = func(reached, total units.Time) {
 			w.progress(func(p Progress) {
