@@ -266,14 +266,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *netns.Lab, err error
 	}
 	hosts := netns.HostsFile(p)
 	err = netns.Parallel(ctx, len(p.Hosts), o.Workers, count.Count("hosts", len(p.Hosts), func(i int) error {
-		h := handles[p.Hosts[i].Config.Name]
-		if err := netns.SetupHost(p, &p.Hosts[i], h, hosts); err != nil {
-			return err
-		}
-		if len(st.HostCPUs) > 0 {
-			return netns.SteerReceive(h, st.HostCPUs)
-		}
-		return nil
+		return netns.SetupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hosts, st.HostCPUs)
 	}))
 	if err != nil {
 		return nil, err

@@ -112,10 +112,11 @@ func wireLink(l *plan.Link, ha, hb *nsHandle) error {
 }
 
 // SetupHost gives host h in n what Up gives every host: its /32, the route to LabNet
-// via Gateway, the permanent Gateway neighbour, tbf at the NIC's rate, and
-// /etc/netns/<namespace>/hosts (contents from HostsFile).
-func SetupHost(p *plan.Plan, h *plan.Host, n *NS, hosts []byte) error {
-	return setupHost(p, h, n.h, hosts)
+// via Gateway, the permanent Gateway neighbour, tbf at the NIC's rate,
+// /etc/netns/<namespace>/hosts (contents from HostsFile) and, when cpus are given (the
+// lab's State.HostCPUs), its interfaces' receive work steered to them (RPS).
+func SetupHost(p *plan.Plan, h *plan.Host, n *NS, hosts []byte, cpus []int) error {
+	return setupHost(p, h, n.h, hosts, cpus)
 }
 
 // HostsFile is the /etc/hosts naming every host of p.

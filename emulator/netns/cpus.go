@@ -134,9 +134,6 @@ func OnNodeCPUs(st *State, node string, argv []string) []string {
 	return argv
 }
 
-// SteerReceive sets RPS on every interface of ns but lo to cpus (see steerReceive).
-func SteerReceive(ns *NS, cpus []int) error { return steerReceive(ns.h.fd, cpus) }
-
 // steerReceive sets RPS on every interface of namespace nsFd but lo, so the kernel's
 // receive work for frames arriving on them (a host's TCP stack, for one) runs on cpus
 // rather than on the CPU of whoever sent them through the veth. A namespace's devices

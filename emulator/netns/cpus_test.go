@@ -69,7 +69,7 @@ func TestCPUPlacementOnNetns(t *testing.T) {
 		t.Fatalf("placement needs 2 CPUs; this process may use %v", allowed)
 	}
 	ctx := context.Background()
-	first := up(t, planFor(t, twoHosts, labName("cpu")), Options{Shards: 1})
+	first := up(t, planFor(t, chainTopo, labName("cpu")), Options{Shards: 1})
 	st := first.State
 	if len(st.Shards) != 1 || len(st.Shards[0].CPUs) != 1 || len(st.HostCPUs) != len(allowed)-1 {
 		t.Fatalf("placed %+v, hosts on %v; want one shard on a CPU of its own, the hosts on the other %d", st.Shards, st.HostCPUs, len(allowed)-1)
@@ -106,7 +106,7 @@ func TestCPUPlacementOnNetns(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			lab := up(t, planFor(t, twoHosts, labName("cpu")), tc.o)
+			lab := up(t, planFor(t, chainTopo, labName("cpu")), tc.o)
 			if len(lab.State.HostCPUs) != 0 || len(lab.State.Shards[0].CPUs) != 0 {
 				t.Fatalf("placed %+v, hosts on %v", lab.State.Shards, lab.State.HostCPUs)
 			}
@@ -122,20 +122,6 @@ func TestCPUPlacementOnNetns(t *testing.T) {
 		})
 	}
 }
-
-// twoHosts is h1 – s1 – s2 – h2.
-const twoHosts = `name: %s
-defaults: {rate: 100Mbps, delay: 10us, buffer: 100KB, mtu: 1500}
-nodes:
-  - {name: h1, kind: host}
-  - {name: h2, kind: host}
-  - {name: s1, kind: switch}
-  - {name: s2, kind: switch}
-links:
-  - [h1, s1]
-  - [s1, s2]
-  - [s2, h2]
-`
 
 // threadCPUs reads where each thread of process pid may run (Cpus_allowed_list).
 func threadCPUs(t *testing.T, pid int) []string {

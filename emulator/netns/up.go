@@ -349,14 +349,7 @@ func Up(ctx context.Context, p *plan.Plan, o Options) (lab *Lab, err error) {
 		if !o.Slice.Has(p.Hosts[i].Config.Name) {
 			return nil
 		}
-		h := handles[p.Hosts[i].Config.Name]
-		if err := setupHost(p, &p.Hosts[i], h, hostsFile); err != nil {
-			return err
-		}
-		if len(sf.st.HostCPUs) > 0 {
-			return steerReceive(h.fd, sf.st.HostCPUs)
-		}
-		return nil
+		return setupHost(p, &p.Hosts[i], handles[p.Hosts[i].Config.Name], hostsFile, sf.st.HostCPUs)
 	}))
 	if err != nil {
 		return nil, err
@@ -440,7 +433,7 @@ func hostsFile(p *plan.Plan) []byte {
 	return []byte(b.String())
 }
 
-func setupHost(p *plan.Plan, h *plan.Host, nh *nsHandle, hosts []byte) error {
+func setupHost(p *plan.Plan, h *plan.Host, nh *nsHandle, hosts []byte, cpus []int) error {
 	c := &h.Config
 	wrap := func(what string, err error) error { return fmt.Errorf("netns: host %s: %s: %w", c.Name, what, err) }
 	etc := filepath.Join(DefaultEtcDir, NSName(p.Lab, c.Name))
@@ -478,6 +471,9 @@ func setupHost(p *plan.Plan, h *plan.Host, nh *nsHandle, hosts []byte) error {
 		if err := nh.nl.QdiscAdd(tbfFor(lk.Attrs().Index, c.Rate, c.MTU, p.Links[h.Link].Buffer)); err != nil {
 			return wrap("tbf", err)
 		}
+	}
+	if len(cpus) > 0 {
+		return steerReceive(nh.fd, cpus)
 	}
 	return nil
 }
