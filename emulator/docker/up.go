@@ -369,7 +369,7 @@ func startSwitches(ctx context.Context, lab *netns.Lab, st *netns.State, pids ma
 		}
 		first := cfg.Switches[0].Name
 		args := append([]string{"-t", strconv.Itoa(pids[first]), "-u", "-i", "-n", "--", filepath.Join(bins, "switchd")},
-			append(lab.SwitchdArgs(&cfg, cfgPath, o.Options), netns.CPUArgs(st.Shards[k].CPUs)...)...)
+			lab.SwitchdArgs(&cfg, cfgPath, o.Options, st.Shards[k].CPUs)...)
 		cmd := exec.Command("nsenter", args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}

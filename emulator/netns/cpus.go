@@ -15,10 +15,10 @@ import (
 
 // placeCPUs says where a lab's work runs: each switch daemon's (shard's) datapath
 // thread on a CPU of its own, the last allowed CPUs first (it sets shards[k].CPUs;
-// CPUArgs), and everything the hosts do on the CPUs left, which it returns: their
-// daemons, the programs reef exec starts in them, and the kernel's receive work for
-// their interfaces (RPS). When that would leave the hosts no CPU it places nothing and
-// returns nil.
+// Lab.SwitchdArgs), and everything the hosts do on the CPUs left, which it returns:
+// their daemons, the programs reef exec starts in them, and the kernel's receive work
+// for their interfaces (RPS). When that would leave the hosts no CPU it places nothing
+// and returns nil.
 //
 // Unplaced, the kernel runs a host's receive path (its TCP stack, for a kernel program)
 // inside the switch daemon's sendmmsg, on the daemon's CPU, and the scheduler moves host
@@ -58,44 +58,27 @@ func cpuNoun(cpus []int) string {
 	return "CPUs " + cpuset.List(cpus)
 }
 
-// CPUArgs are switchd's flags binding its datapath thread to cpus (none for none). Only
-// that thread is bound: the daemon's other threads (captures, statistics) run where
-// the scheduler finds room, since under the datapath's SCHED_FIFO on a CPU of its own
-// they could wait there for tens of milliseconds.
-func CPUArgs(cpus []int) []string {
-	if len(cpus) == 0 {
-		return nil
-	}
-	return []string{"--cpus", cpuset.List(cpus)}
-}
-
-// startOn starts a program (start: an exec.Cmd's Start) inside namespace nsFd, bound
-// to cpus (none: where this process may run).
+// startOn starts a program (start: an exec.Cmd's Start) inside namespace nsFd from a
+// thread bound to cpus (none: where this process may run), so the child and every
+// thread it makes run there.
 func startOn(nsFd int, cpus []int, start func() error) error {
-	return inNetns(nsFd, func() error { return StartOnCPUs(cpus, start) })
-}
-
-// StartOnCPUs starts a program (start: an exec.Cmd's Start) from a thread bound to cpus
-// (none: where this process may run), so the child and every thread it makes run
-// there.
-func StartOnCPUs(cpus []int, start func() error) error {
 	if len(cpus) == 0 {
-		return start()
+		return inNetns(nsFd, start)
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	was, err := cpuset.Allowed()
-	if err != nil {
-		return fmt.Errorf("netns: %w", err)
-	}
-	if err := cpuset.Bind(cpus); err != nil {
-		return fmt.Errorf("netns: %w", err)
-	}
-	err = start()
-	if rerr := cpuset.Bind(was); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("netns: unbind: %w", rerr))
-	}
-	return err
+	return inNetns(nsFd, func() error { // on a locked thread
+		was, err := cpuset.Allowed()
+		if err != nil {
+			return fmt.Errorf("netns: %w", err)
+		}
+		if err := cpuset.Bind(cpus); err != nil {
+			return fmt.Errorf("netns: %w", err)
+		}
+		err = start()
+		if rerr := cpuset.Bind(was); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("netns: unbind: %w", rerr))
+		}
+		return err
+	})
 }
 
 // PlaceCPUs places st's work on the machine's CPUs (see placeCPUs): it sets each
@@ -144,7 +127,7 @@ func steerReceive(nsFd int, cpus []int) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the runtime ends the thread with the goroutine
-		errc <- func() error {
+		errc <- func() (rerr error) {
 			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 				return fmt.Errorf("unshare mounts: %w", err)
 			}
@@ -168,7 +151,11 @@ func steerReceive(nsFd int, cpus []int) error {
 				if err := unix.Mount("", "/sys", "", unix.MS_REMOUNT, ""); err != nil {
 					return fmt.Errorf("remount sysfs writable: %w", err)
 				}
-				defer unix.Mount("", "/sys", "", unix.MS_REMOUNT|unix.MS_RDONLY, "")
+				defer func() {
+					if err := unix.Mount("", "/sys", "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil && rerr == nil {
+						rerr = fmt.Errorf("remount sysfs read-only: %w", err)
+					}
+				}()
 			}
 			queues, err := filepath.Glob("/sys/class/net/*/queues/rx-*/rps_cpus")
 			if err != nil {

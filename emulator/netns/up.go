@@ -26,6 +26,7 @@ import (
 	"reef/afpacket"
 	"reef/emulator"
 	"reef/emulator/plan"
+	"reef/internal/cpuset"
 	"reef/switchd/shard"
 	"reef/units"
 )
@@ -166,10 +167,17 @@ func NSName(lab, node string) string { return "reef-" + lab + "-" + node }
 func (l *Lab) NS(node string) string { return NSName(l.Name, node) }
 
 // SwitchdArgs is the command line of the switch daemon running shard cfg (written at
-// cfgPath) in this lab, o.SwitchdArgs last.
-func (l *Lab) SwitchdArgs(cfg *shard.Config, cfgPath string, o Options) []string {
+// cfgPath) in this lab, its datapath bound to cpus when the lab placed it there
+// (placeCPUs), o.SwitchdArgs last. Only the datapath thread is bound: the daemon's other
+// threads (captures, statistics) run where the scheduler finds room, since under the
+// datapath's SCHED_FIFO on a CPU of its own they could wait there for tens of
+// milliseconds.
+func (l *Lab) SwitchdArgs(cfg *shard.Config, cfgPath string, o Options, cpus []int) []string {
 	args := []string{"--shard", cfgPath, "--epoch", strconv.FormatInt(l.Epoch, 10),
 		"--stats", l.StatsPath("{node}"), "--ready-fd", "3"}
+	if len(cpus) > 0 {
+		args = append(args, "--cpus", cpuset.List(cpus))
+	}
 	if len(cfg.Links) > 0 {
 		args = append(args, "--tap-socket", TapSocket(l.Dir, cfg.Name))
 	}
@@ -646,7 +654,7 @@ func startSwitches(ctx context.Context, lab *Lab, sf *stateFile, handles map[str
 			logf.Close()
 			return fmt.Errorf("netns: %s: %w", name, err)
 		}
-		cmd := exec.Command(bin, append(lab.SwitchdArgs(&cfg, cfgPath, o), CPUArgs(shardCPUs(sf.st.Shards, name))...)...)
+		cmd := exec.Command(bin, lab.SwitchdArgs(&cfg, cfgPath, o, shardCPUs(sf.st.Shards, name))...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.ExtraFiles = []*os.File{pw}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

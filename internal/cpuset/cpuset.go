@@ -94,13 +94,13 @@ func Mask(cpus []int) string {
 	return b.String()
 }
 
-// Set is cpus as the kernel's affinity mask.
-func Set(cpus []int) unix.CPUSet {
-	var set unix.CPUSet
+// set is cpus as the kernel's affinity mask.
+func set(cpus []int) unix.CPUSet {
+	var s unix.CPUSet
 	for _, c := range cpus {
-		set.Set(c)
+		s.Set(c)
 	}
-	return set
+	return s
 }
 
 // Allowed are the CPUs the calling thread may run on, ascending.
@@ -120,8 +120,8 @@ func Allowed() ([]int, error) {
 
 // Bind binds the calling thread to cpus (lock it to its goroutine first).
 func Bind(cpus []int) error {
-	set := Set(cpus)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
+	s := set(cpus)
+	if err := unix.SchedSetaffinity(0, &s); err != nil {
 		return fmt.Errorf("cpuset: bind to CPUs %s: %w", List(cpus), err)
 	}
 	return nil
