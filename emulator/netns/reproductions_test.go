@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -106,7 +107,9 @@ func compareWithSim(t *testing.T, file string, netns []*analysis.Summary) {
 		return
 	}
 	sim := func(seed uint64) map[string]*analysis.Summary {
-		o, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), Seed: seed, NoFigures: true})
+		// The netns runs are over: the sim's sweep points may take every CPU.
+		o, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), Seed: seed, NoFigures: true,
+			Jobs: runtime.NumCPU()})
 		if err != nil {
 			t.Fatalf("sim: %v", err)
 		}
