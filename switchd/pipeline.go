@@ -353,7 +353,7 @@ func (s *Switch) route(t units.Time, key *wire.FlowKey) (int, DropReason) {
 }
 
 func (s *Switch) drop(port int, buf int32, r DropReason) {
-	s.ports[port].drops[r]++
+	s.ports[port].drop(r)
 	s.pool.put(buf)
 }
 

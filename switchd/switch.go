@@ -38,8 +38,15 @@ type port struct {
 	rxPkts   uint64
 	rxBytes  uint64
 	drops    [NumDropReasons]uint64
+	dropped  uint64 // the sum of drops, which samples read (see drop)
 
 	cfg PortConfig
+}
+
+// drop counts a frame dropped on p for reason r.
+func (p *port) drop(r DropReason) {
+	p.drops[r]++
+	p.dropped++
 }
 
 // Switch is one switch's forwarding pipeline as a sans-I/O state machine (see the
@@ -230,15 +237,15 @@ func (s *Switch) admit(port, n int) (int32, bool) {
 	p.rxBytes += uint64(n)
 	switch {
 	case !p.up:
-		p.drops[DropPortDown]++
+		p.drop(DropPortDown)
 		return -1, false
 	case n > s.pool.size:
-		p.drops[DropOversize]++
+		p.drop(DropOversize)
 		return -1, false
 	}
 	b, ok := s.pool.get()
 	if !ok {
-		p.drops[DropNoBuffer]++
+		p.drop(DropNoBuffer)
 		return -1, false
 	}
 	return b, true
@@ -350,7 +357,7 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 		for e.q.len() > keep {
 			d := e.q.popBack()
 			e.qbytes -= units.Bytes(d.n)
-			p.drops[DropPortDown]++
+			p.drop(DropPortDown)
 			s.unhold(int(d.in), units.Bytes(d.n), s.now)
 			s.pool.put(d.buf)
 		}
@@ -360,7 +367,7 @@ func (s *Switch) SetPortUp(now units.Time, port int, up bool) {
 		for p.in.len() > 0 {
 			d := p.in.pop()
 			s.nin--
-			p.drops[DropPortDown]++
+			p.drop(DropPortDown)
 			s.pool.put(d.buf)
 		}
 		s.inq &^= 1 << (uint(port) & 63)
@@ -419,12 +426,8 @@ func (s *Switch) AppendSamples(now units.Time, dst []Sample) []Sample {
 	for i := range s.ports {
 		p := &s.ports[i]
 		e := &p.eg
-		var drops uint64
-		for _, d := range p.drops {
-			drops += d
-		}
 		dst = append(dst, Sample{Depth: Depth{Backlog: e.qbytes, Delay: e.queueDelay(s.now)},
-			TxBytes: e.txBytes, TxPackets: e.txPackets, Drops: drops, Marks: e.marks, Waited: e.waited})
+			TxBytes: e.txBytes, TxPackets: e.txPackets, Drops: p.dropped, Marks: e.marks, Waited: e.waited})
 	}
 	return dst
 }
