@@ -153,7 +153,7 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		s.ports = append(s.ports, port)
 	}
 	if nsamples > 0 {
-		s.stage.buf = make([]results.PortSample, len(s.ports)*stageLen)
+		s.stage.buf = make([]switchd.Sample, 0, len(s.ports)*stageLen)
 	}
 	if err := s.addFlows(); err != nil {
 		return nil, err
@@ -340,13 +340,9 @@ func (s *Sim) sample(now units.Time) {
 			r.Samples = append(r.Samples, results.FlowSampleFrom(now, p))
 		}
 	}
-	k, n := 0, s.stage.n
+	s.stage.times[s.stage.n] = now
 	for _, sw := range s.switches {
-		s.psamples = sw.Switch().AppendSamples(now, s.psamples[:0])
-		for i := range s.psamples {
-			s.stage.buf[k*stageLen+n] = results.PortSampleFrom(now, &s.psamples[i])
-			k++
-		}
+		s.stage.buf = sw.Switch().AppendSamples(now, s.stage.buf)
 		sw.Rearm()
 	}
 	if s.stage.n++; s.stage.n == stageLen {
@@ -354,28 +350,38 @@ func (s *Sim) sample(now units.Time) {
 	}
 }
 
-// stageLen is how many samples of each port portStage holds.
+// stageLen is how many sample times portStage holds.
 const stageLen = 16
 
-// portStage holds each port's latest samples before they join its series, stageLen at
-// a time. Written one by one, the series are as many streams of writes to memory as
-// there are ports, more than a processor's prefetchers follow; a block of samples
-// written at once is one short stream.
+// portStage holds the ports' latest samples before they join their series, stageLen
+// sample times at a time. Switch.AppendSamples writes them straight into buf; they
+// become results records on the way to the series. Written one by one, the series
+// are as many streams of writes to memory as there are ports, more than a
+// processor's prefetchers follow; a block of samples written at once is one short
+// stream.
 type portStage struct {
-	// buf[k*stageLen:][:n] are port k's (an index into Sim.ports) samples to add.
-	buf []results.PortSample
-	n   int
+	// buf holds every port's sample (in the order of Sim.ports) at times[0], then
+	// every port's at times[1], and so on up to times[n-1].
+	buf   []switchd.Sample
+	times [stageLen]units.Time
+	n     int
 }
 
 // flushStage appends the staged samples to the ports' series.
 func (s *Sim) flushStage() {
-	if s.stage.n == 0 {
+	n, np := s.stage.n, len(s.ports)
+	if n == 0 {
 		return
 	}
 	for k := range s.ports {
-		s.ports[k].Samples = append(s.ports[k].Samples, s.stage.buf[k*stageLen:][:s.stage.n]...)
+		p := &s.ports[k]
+		m := len(p.Samples)
+		p.Samples = slices.Grow(p.Samples, n)[:m+n]
+		for i, t := range s.stage.times[:n] {
+			p.Samples[m+i] = results.PortSampleFrom(t, &s.stage.buf[i*np+k])
+		}
 	}
-	s.stage.n = 0
+	s.stage.buf, s.stage.n = s.stage.buf[:0], 0
 }
 
 // edge takes exact snapshots at a window edge: every started flow and every port
