@@ -114,6 +114,14 @@ type rowWriter struct {
 	err   error
 	times *timeCache
 	cols  [8]column
+	tail  tail
+}
+
+// tail is where the last row formatted is in rowWriter.b after its time, when it is
+// still there (ok: the buffer was not written out since).
+type tail struct {
+	start, end int
+	ok         bool
 }
 
 // column remembers the text of the last value written in one column: cumulative
@@ -167,7 +175,7 @@ func (w *rowWriter) flush() {
 	if w.err == nil && len(w.b) > 0 {
 		_, w.err = w.f.Write(w.b)
 	}
-	w.b = w.b[:0]
+	w.b, w.tail = w.b[:0], tail{}
 }
 
 // endRow ends a row and writes the buffer out once it is nearly full.
@@ -192,6 +200,11 @@ func writeFile(path string, rows func(*rowWriter)) error {
 	return nil
 }
 
+// A flow's row mostly repeats the previous one after its time (between ACKs nothing
+// moves), so writeFlowRows then copies the text of the last row it formatted
+// (rowWriter.tail) instead of putting each field again. A port's rows repeat too
+// seldom, and too irregularly, for the check to pay.
+
 func writeFlowRows(w *rowWriter, flows []Flow) {
 	w.b = append(w.b, flowsHeader...)
 	w.endRow()
@@ -204,19 +217,30 @@ func writeFlowRows(w *rowWriter, flows []Flow) {
 		id := strconv.AppendUint(id[:0], uint64(fl.ID), 10)
 		for j := range fl.Samples {
 			s := &fl.Samples[j]
-			c := &w.cols
 			b := w.times.us(append(w.b, prefix...), j, s.T)
-			b = c[0].int(append(b, ','), int64(s.Acked))
-			b = c[1].int(append(b, ','), int64(s.Cwnd))
-			b = c[2].int(append(b, ','), int64(s.Rate))
-			b = c[3].us(append(b, ','), s.RTT)
-			b = c[4].us(append(b, ','), s.FabricDelay)
-			b = c[5].us(append(b, ','), s.MPD)
-			b = c[6].int(append(b, ','), s.Retransmits)
-			w.b = append(append(b, ','), id...)
+			if j > 0 && w.tail.ok && sameFlowSample(s, &fl.Samples[j-1]) {
+				w.b = append(b, w.b[w.tail.start:w.tail.end]...)
+			} else {
+				c, start := &w.cols, len(b)
+				b = c[0].int(append(b, ','), int64(s.Acked))
+				b = c[1].int(append(b, ','), int64(s.Cwnd))
+				b = c[2].int(append(b, ','), int64(s.Rate))
+				b = c[3].us(append(b, ','), s.RTT)
+				b = c[4].us(append(b, ','), s.FabricDelay)
+				b = c[5].us(append(b, ','), s.MPD)
+				b = c[6].int(append(b, ','), s.Retransmits)
+				w.b = append(append(b, ','), id...)
+				w.tail = tail{start, len(w.b), true}
+			}
 			w.endRow()
 		}
 	}
+}
+
+// sameFlowSample reports whether a and b differ at most in their times.
+func sameFlowSample(a, b *FlowSample) bool {
+	return a.Acked == b.Acked && a.Cwnd == b.Cwnd && a.Rate == b.Rate && a.RTT == b.RTT &&
+		a.FabricDelay == b.FabricDelay && a.MPD == b.MPD && a.Retransmits == b.Retransmits
 }
 
 func writePortRows(w *rowWriter, ports []Port) {
