@@ -105,14 +105,17 @@ func ReadDir(dir string) (*Run, error) {
 	return run, nil
 }
 
-// rowWriter appends rows to a buffer it writes out in large pieces: formatting a
+// rowWriter puts rows into a buffer it writes out in large pieces: formatting a
 // sample takes a few integer conversions, no reflection and no allocation, and fewer
-// still when values repeat (see column and timeCache).
+// still when values repeat (see column and timeCache). A row is put at b[n:]; room
+// makes sure beforehand that the whole row fits, so its fields neither check for
+// space nor grow the buffer.
 type rowWriter struct {
 	f     *os.File
 	b     []byte
+	n     int // b[:n] is the text not written out yet
 	err   error
-	times *timeCache
+	times timeCache
 	cols  [8]column
 	tail  tail
 }
@@ -124,66 +127,84 @@ type tail struct {
 	ok         bool
 }
 
-// column remembers the text of the last value written in one column: cumulative
-// counters (drops, marks, retransmits) and an idle port's figures repeat from one
-// sample to the next, and copying their text is cheaper than formatting it again.
+// column remembers the text of the last value put in one column, its comma first:
+// cumulative counters (drops, marks, retransmits) and an idle port's figures repeat
+// from one sample to the next, and copying their text is cheaper than formatting it
+// again.
 type column struct {
 	v    int64
 	n    uint8
-	text [23]byte
+	text [24]byte
 }
 
-// put appends c's text with one fixed-size copy (no call to memmove): the row buffer
-// always has room for it (see endRow).
-func (c *column) put(b []byte) []byte {
-	n := len(b)
-	if cap(b)-n < len(c.text) {
-		b = slices.Grow(b, len(c.text))
-	}
-	*(*[len(c.text)]byte)(b[n : n+len(c.text)]) = c.text
-	return b[:n+int(c.n)]
+// put stores c's text at b[i:] with one fixed-size copy (no call to memmove) and
+// returns where it ends; the rest of the copy is overwritten by what follows.
+func (c *column) put(b []byte, i int) int {
+	*(*[len(c.text)]byte)(b[i : i+len(c.text)]) = c.text
+	return i + int(c.n)
 }
 
-func (c *column) int(b []byte, v int64) []byte {
+func (c *column) int(b []byte, i int, v int64) int {
 	if c.n == 0 || c.v != v {
-		c.v, c.n = v, uint8(formatInt(&c.text, v))
+		c.v, c.n = v, 1+uint8(formatInt((*[23]byte)(c.text[1:]), v))
+		c.text[0] = ','
 	}
-	return c.put(b)
+	return c.put(b, i)
 }
 
-func (c *column) us(b []byte, t units.Time) []byte {
+func (c *column) us(b []byte, i int, t units.Time) int {
 	if c.n == 0 || c.v != int64(t) {
-		c.v, c.n = int64(t), uint8(formatUS(&c.text, t))
+		c.v, c.n = int64(t), 1+uint8(formatUS((*[23]byte)(c.text[1:]), t))
+		c.text[0] = ','
 	}
-	return c.put(b)
+	return c.put(b, i)
 }
 
 // timeCache holds the text of the sample times by their index in a series: every
 // port, and every flow that starts with the run, is sampled at the same times.
 type timeCache []column
 
-func (c *timeCache) us(b []byte, j int, t units.Time) []byte {
+func (c *timeCache) us(b []byte, i, j int, t units.Time) int {
 	if j >= len(*c) {
 		*c = append(*c, make([]column, j+1-len(*c))...)
 	}
-	return (*c)[j].us(b, t)
+	return (*c)[j].us(b, i, t)
 }
 
+// rowBuffer is about the size of the pieces rowWriter writes.
 const rowBuffer = 256 << 10
 
-func (w *rowWriter) flush() {
-	if w.err == nil && len(w.b) > 0 {
-		_, w.err = w.f.Write(w.b)
+// room makes sure that b[n:] holds at least row bytes.
+func (w *rowWriter) room(row int) {
+	if len(w.b)-w.n >= row {
+		return
 	}
-	w.b, w.tail = w.b[:0], tail{}
+	w.flush()
+	if len(w.b) < row {
+		w.b = make([]byte, row)
+	}
 }
 
-// endRow ends a row and writes the buffer out once it is nearly full.
-func (w *rowWriter) endRow() {
-	w.b = append(w.b, '\n')
-	if len(w.b) >= rowBuffer-512 {
-		w.flush()
+// rowRoom is the most a row of prefix, fields columns and suffix takes in the buffer
+// (with the newline): each column puts a whole text (see column.put).
+func rowRoom(prefix, suffix []byte, fields int) int {
+	return len(prefix) + fields*len(column{}.text) + len(suffix) + 1
+}
+
+// flush writes b[:n] out; the first error sticks and stops later writes.
+func (w *rowWriter) flush() {
+	if w.err == nil && w.n > 0 {
+		_, w.err = w.f.Write(w.b[:w.n])
 	}
+	w.n, w.tail = 0, tail{}
+}
+
+// line puts s and a newline.
+func (w *rowWriter) line(s string) {
+	w.room(len(s) + 1)
+	w.n += copy(w.b[w.n:], s)
+	w.b[w.n] = '\n'
+	w.n++
 }
 
 func writeFile(path string, rows func(*rowWriter)) error {
@@ -191,7 +212,7 @@ func writeFile(path string, rows func(*rowWriter)) error {
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	w := &rowWriter{f: f, b: make([]byte, 0, rowBuffer), times: new(timeCache)}
+	w := &rowWriter{f: f, b: make([]byte, rowBuffer)}
 	rows(w)
 	w.flush()
 	if err := errors.Join(w.err, f.Close()); err != nil {
@@ -206,33 +227,36 @@ func writeFile(path string, rows func(*rowWriter)) error {
 // seldom, and too irregularly, for the check to pay.
 
 func writeFlowRows(w *rowWriter, flows []Flow) {
-	w.b = append(w.b, flowsHeader...)
-	w.endRow()
+	w.line(flowsHeader)
 	var prefix, id []byte
 	for i := range flows {
 		fl := &flows[i]
 		prefix = appendField(prefix[:0], fl.Name)
 		prefix = appendField(append(prefix, ','), fl.Group)
-		prefix = append(appendField(append(prefix, ','), fl.CC), ',')
-		id := strconv.AppendUint(id[:0], uint64(fl.ID), 10)
+		prefix = appendField(append(prefix, ','), fl.CC)
+		id = append(strconv.AppendUint(append(id[:0], ','), uint64(fl.ID), 10), '\n')
+		row := rowRoom(prefix, id, 8)
+		c := &w.cols
 		for j := range fl.Samples {
 			s := &fl.Samples[j]
-			b := w.times.us(append(w.b, prefix...), j, s.T)
+			w.room(row)
+			b := w.b
+			k := w.n + copy(b[w.n:], prefix)
+			k = w.times.us(b, k, j, s.T)
 			if j > 0 && w.tail.ok && sameFlowSample(s, &fl.Samples[j-1]) {
-				w.b = append(b, w.b[w.tail.start:w.tail.end]...)
-			} else {
-				c, start := &w.cols, len(b)
-				b = c[0].int(append(b, ','), int64(s.Acked))
-				b = c[1].int(append(b, ','), int64(s.Cwnd))
-				b = c[2].int(append(b, ','), int64(s.Rate))
-				b = c[3].us(append(b, ','), s.RTT)
-				b = c[4].us(append(b, ','), s.FabricDelay)
-				b = c[5].us(append(b, ','), s.MPD)
-				b = c[6].int(append(b, ','), s.Retransmits)
-				w.b = append(append(b, ','), id...)
-				w.tail = tail{start, len(w.b), true}
+				w.n = k + copy(b[k:], b[w.tail.start:w.tail.end])
+				continue
 			}
-			w.endRow()
+			start := k
+			k = c[0].int(b, k, int64(s.Acked))
+			k = c[1].int(b, k, int64(s.Cwnd))
+			k = c[2].int(b, k, int64(s.Rate))
+			k = c[3].us(b, k, s.RTT)
+			k = c[4].us(b, k, s.FabricDelay)
+			k = c[5].us(b, k, s.MPD)
+			k = c[6].int(b, k, s.Retransmits)
+			w.n = k + copy(b[k:], id)
+			w.tail = tail{start, w.n, true}
 		}
 	}
 }
@@ -244,24 +268,28 @@ func sameFlowSample(a, b *FlowSample) bool {
 }
 
 func writePortRows(w *rowWriter, ports []Port) {
-	w.b = append(w.b, queuesHeader...)
-	w.endRow()
+	w.line(queuesHeader)
 	var prefix []byte
 	for i := range ports {
 		p := &ports[i]
-		prefix = append(appendField(prefix[:0], p.Switch+":"+p.Name), ',')
+		prefix = appendField(prefix[:0], p.Switch+":"+p.Name)
+		row := rowRoom(prefix, nil, 8)
+		c := &w.cols
 		for j := range p.Samples {
 			s := &p.Samples[j]
-			c := &w.cols
-			b := w.times.us(append(w.b, prefix...), j, s.T)
-			b = c[0].int(append(b, ','), int64(s.QueueBytes))
-			b = c[1].us(append(b, ','), s.QueueDelay)
-			b = c[2].int(append(b, ','), s.TxBytes)
-			b = c[3].int(append(b, ','), s.Drops)
-			b = c[4].int(append(b, ','), s.Marks)
-			b = c[5].int(append(b, ','), s.TxPackets)
-			w.b = c[6].us(append(b, ','), s.Waited)
-			w.endRow()
+			w.room(row)
+			b := w.b
+			k := w.n + copy(b[w.n:], prefix)
+			k = w.times.us(b, k, j, s.T)
+			k = c[0].int(b, k, int64(s.QueueBytes))
+			k = c[1].us(b, k, s.QueueDelay)
+			k = c[2].int(b, k, s.TxBytes)
+			k = c[3].int(b, k, s.Drops)
+			k = c[4].int(b, k, s.Marks)
+			k = c[5].int(b, k, s.TxPackets)
+			k = c[6].us(b, k, s.Waited)
+			b[k] = '\n'
+			w.n = k + 1
 		}
 	}
 }
