@@ -186,9 +186,32 @@ func (w *rowWriter) room(row int) {
 }
 
 // rowRoom is the most a row of prefix, fields columns and suffix takes in the buffer
-// (with the newline): each column puts a whole text (see column.put).
+// (with the newline): the prefix and each column put a whole text (see rowPrefix.put
+// and column.put).
 func rowRoom(prefix, suffix []byte, fields int) int {
-	return len(prefix) + fields*len(column{}.text) + len(suffix) + 1
+	return max(len(prefix), len(rowPrefix{}.short)) + fields*len(column{}.text) + len(suffix) + 1
+}
+
+// rowPrefix is a series' name fields, which start every row of the series.
+type rowPrefix struct {
+	text  []byte
+	short [32]byte // text, when it fits
+}
+
+func newRowPrefix(text []byte) *rowPrefix {
+	p := &rowPrefix{text: text}
+	copy(p.short[:], text)
+	return p
+}
+
+// put stores the prefix at b[i:] and returns where it ends: with one fixed-size copy
+// (no call to memmove) when it is short, as it mostly is.
+func (p *rowPrefix) put(b []byte, i int) int {
+	if len(p.text) > len(p.short) {
+		return i + copy(b[i:], p.text)
+	}
+	*(*[len(p.short)]byte)(b[i : i+len(p.short)]) = p.short
+	return i + len(p.text)
 }
 
 // flush writes b[:n] out; the first error sticks and stops later writes.
@@ -235,13 +258,14 @@ func writeFlowRows(w *rowWriter, flows []Flow) {
 		prefix = appendField(append(prefix, ','), fl.Group)
 		prefix = appendField(append(prefix, ','), fl.CC)
 		id = append(strconv.AppendUint(append(id[:0], ','), uint64(fl.ID), 10), '\n')
+		pre := newRowPrefix(prefix)
 		row := rowRoom(prefix, id, 8)
 		c := &w.cols
 		for j := range fl.Samples {
 			s := &fl.Samples[j]
 			w.room(row)
 			b := w.b
-			k := w.n + copy(b[w.n:], prefix)
+			k := pre.put(b, w.n)
 			k = w.times.us(b, k, j, s.T)
 			if j > 0 && w.tail.ok && sameFlowSample(s, &fl.Samples[j-1]) {
 				w.n = k + copy(b[k:], b[w.tail.start:w.tail.end])
@@ -273,13 +297,14 @@ func writePortRows(w *rowWriter, ports []Port) {
 	for i := range ports {
 		p := &ports[i]
 		prefix = appendField(prefix[:0], p.Switch+":"+p.Name)
+		pre := newRowPrefix(prefix)
 		row := rowRoom(prefix, nil, 8)
 		c := &w.cols
 		for j := range p.Samples {
 			s := &p.Samples[j]
 			w.room(row)
 			b := w.b
-			k := w.n + copy(b[w.n:], prefix)
+			k := pre.put(b, w.n)
 			k = w.times.us(b, k, j, s.T)
 			k = c[0].int(b, k, int64(s.QueueBytes))
 			k = c[1].us(b, k, s.QueueDelay)
