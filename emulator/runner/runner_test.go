@@ -374,18 +374,18 @@ func TestCheckLimitsFlagsBeforeRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := x.CompileAll(experiment.CompileOptions{Backend: "netns"}) // 100 Mbit/s links
+	runs, err := x.CompileAll(experiment.CompileOptions{Backend: "netns"}) // 200 Mbit/s links
 	if err != nil {
 		t.Fatal(err)
 	}
 	limits := func(r units.Rate) *calibrate.Limits {
 		return &calibrate.Limits{Limits: []calibrate.Limit{{Topology: "chain", MTU: 4096, MaxRate: r}}}
 	}
-	if w := checkLimits(limits(50*units.Mbps), "netns", runs); len(w) != 1 || !strings.Contains(w[0], "poseidon-multihop: links at 100Mbps") {
-		t.Errorf("limit 50 Mbit/s: warnings %q, want one for the 100 Mbit/s links", w)
+	if w := checkLimits(limits(100*units.Mbps), "netns", runs); len(w) != 1 || !strings.Contains(w[0], "poseidon-multihop: links at 200Mbps") {
+		t.Errorf("limit 100 Mbit/s: warnings %q, want one for the 200 Mbit/s links", w)
 	}
-	if w := checkLimits(limits(200*units.Mbps), "netns", runs); len(w) != 0 {
-		t.Errorf("limit 200 Mbit/s: warnings %q, want none", w)
+	if w := checkLimits(limits(400*units.Mbps), "netns", runs); len(w) != 0 {
+		t.Errorf("limit 400 Mbit/s: warnings %q, want none", w)
 	}
 	if w := checkLimits(limits(50*units.Mbps), "sim", runs); len(w) != 0 {
 		t.Errorf("sim: warnings %q, want none", w)
