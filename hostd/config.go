@@ -20,6 +20,4 @@ type Config struct {
 	// Rate is the host NIC's rate (the host link's rate); MTU its MTU.
 	Rate units.Rate `json:"rate"`
 	MTU  int        `json:"mtu"`
-	// Peers maps every host name in the lab to its address.
-	Peers map[string]netip.Addr `json:"peers"`
 }

@@ -104,8 +104,7 @@ func splitmix64(x uint64) uint64 {
 // port gets IngressDelay = the link's delay, since the host shapes only its rate;
 // switch-to-switch ports get MTU + INTHeadroom), installs a /32 route per host on every
 // switch whose port set is every next hop on a shortest path (hop count: an ECMP group),
-// and copies each switch's features and a derived seed. hostd.Config.Peers is one map
-// shared by every host's Config: treat it as read-only.
+// and copies each switch's features and a derived seed.
 func Build(t *topo.Topology, opts Options) (*Plan, error) {
 	if t == nil {
 		return nil, fmt.Errorf("plan: nil topology")
@@ -129,7 +128,6 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 		node int // into t.Nodes
 	}
 	refs := make(map[string]ref, len(t.Nodes))
-	peers := map[string]netip.Addr{}
 	for i, n := range t.Nodes {
 		if n.Kind == topo.Host {
 			addr, err := HostAddr(len(p.Hosts) + 1)
@@ -137,9 +135,8 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 				return nil, err
 			}
 			refs[n.Name] = ref{host: true, idx: len(p.Hosts), node: i}
-			peers[n.Name] = addr
 			p.Hosts = append(p.Hosts, Host{Link: -1, Config: hostd.Config{
-				Name: n.Name, Iface: HostIface, MAC: MAC(t.Name, i, 0), Addr: addr, Peers: peers}})
+				Name: n.Name, Iface: HostIface, MAC: MAC(t.Name, i, 0), Addr: addr}})
 		} else {
 			refs[n.Name] = ref{idx: len(p.Switches), node: i}
 			p.Switches = append(p.Switches, Switch{Config: switchd.Config{

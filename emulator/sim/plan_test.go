@@ -57,10 +57,6 @@ func chainPlan(nsw int, rate units.Rate, delay units.Time, buffer units.Bytes, h
 			B:    plan.Endpoint{Node: sws[i+1].Name, Iface: sws[i+1].Ports[b].Name, MAC: sws[i+1].Ports[b].MAC, Port: b},
 			Rate: rate, Delay: delay, Buffer: buffer, MTU: mtu})
 	}
-	peers := map[string]netip.Addr{}
-	for k, v := range addr {
-		peers[k] = v
-	}
 	hostPort := map[string]int{}
 	for _, h := range hosts {
 		hm := mac(macN)
@@ -69,7 +65,7 @@ func chainPlan(nsw int, rate units.Rate, delay units.Time, buffer units.Bytes, h
 			Rate: h.Rate, Delay: h.Delay, IngressDelay: h.Delay, Buffer: h.Buffer})
 		hostPort[h.Name] = pi
 		p.Hosts = append(p.Hosts, plan.Host{Config: hostd.Config{Name: h.Name, Iface: "eth0", MAC: hm,
-			GatewayMAC: sws[h.Sw].Ports[pi].MAC, Addr: addr[h.Name], Rate: h.Rate, MTU: mtu, Peers: peers},
+			GatewayMAC: sws[h.Sw].Ports[pi].MAC, Addr: addr[h.Name], Rate: h.Rate, MTU: mtu},
 			Link: len(p.Links)})
 		p.Links = append(p.Links, plan.Link{
 			A:    plan.Endpoint{Node: h.Name, Iface: "eth0", MAC: hm, IsHost: true, Port: -1},
