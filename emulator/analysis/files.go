@@ -35,8 +35,22 @@ type inputFile struct {
 	Expectations []expect.Spec      `json:"expectations"`
 }
 
+// writeJSON writes v to path as indented JSON, for people to read.
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	return writeJSONAs(path, v, true)
+}
+
+// writeJSONAs writes v to path as JSON, indented or compact. input.json is compact: it
+// is for reef report to read back, and a large fabric's routes would make it several
+// times larger indented (a k = 16 fat tree's: 85 MB against 21 MB).
+func writeJSONAs(path string, v any, indent bool) error {
+	var b []byte
+	var err error
+	if indent {
+		b, err = json.MarshalIndent(v, "", "  ")
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		return fmt.Errorf("report: %s: %w", filepath.Base(path), err)
 	}
@@ -65,7 +79,8 @@ func WriteRunData(dir string, s *Summary, run *results.Run) error {
 	for i, x := range s.in.Expectations {
 		specs[i] = x.Spec
 	}
-	if err := writeJSON(filepath.Join(dir, InputFile), inputFile{s.in.Experiment, s.in.Vars, s.in.Paper, s.in.Plan, s.in.Scenario, specs}); err != nil {
+	in := inputFile{s.in.Experiment, s.in.Vars, s.in.Paper, s.in.Plan, s.in.Scenario, specs}
+	if err := writeJSONAs(filepath.Join(dir, InputFile), in, false); err != nil {
 		return err
 	}
 	if err := results.WriteDir(dir, run); err != nil {

@@ -491,8 +491,16 @@ func TestRunReplacesExpectationsAndLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"lab": "ada-qe-c"`) {
-		t.Error("input.json's plan does not carry the lab name given")
+	var in struct {
+		Plan struct {
+			Lab string `json:"lab"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Plan.Lab != "ada-qe-c" {
+		t.Errorf("input.json's plan carries lab %q, want the name given (ada-qe-c)", in.Plan.Lab)
 	}
 	if _, err := Run(context.Background(), path, Options{Backend: "sim", OutDir: filepath.Join(dir, "bad"),
 		Expectations: []expect.Spec{{Name: "x", Check: "nosuchgroup.goodput > 0bps"}}}); err == nil {
