@@ -46,6 +46,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -396,18 +397,21 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 	for _, ev := range sc.Events {
 		linkDown = linkDown || ev.Kind == scenario.EventDown
 	}
+	// Every call places each flow once (metrics.Oracle): a large fabric's thousands of
+	// messages would otherwise route every bulk flow again for each one.
+	fe := make([]metrics.FlowEnds, n)
+	for i := range run.Flows {
+		rf := &run.Flows[i]
+		fe[i] = metrics.FlowEnds{Src: rf.Src, Dst: rf.Dst, Active: true, Demand: demand(byID[rf.ID]),
+			ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
+	}
+	oracle := metrics.NewOracle(p, fe)
 	shares := func(idx []int) (map[int]units.Rate, error) {
 		key := fmt.Sprint(idx)
 		if r, ok := cache[key]; ok {
 			return r, nil
 		}
-		fe := make([]metrics.FlowEnds, len(idx))
-		for k, i := range idx {
-			rf := &run.Flows[i]
-			fe[k] = metrics.FlowEnds{Src: rf.Src, Dst: rf.Dst, Active: true, Demand: demand(byID[rf.ID]),
-				ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
-		}
-		r, how, err := metrics.FairShares(p, fe)
+		r, how, err := oracle.Shares(idx)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
@@ -485,13 +489,15 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 				share /= w
 			}
 		} else {
+			// A message's set holds itself, so no other asks for it: not cached.
 			idx := append(longAt(f.Start), i)
 			sort.Ints(idx)
-			sh, err := shares(idx)
+			r, how, err := oracle.Shares(idx)
 			if err != nil {
-				return err
+				return fmt.Errorf("report: %w", err)
 			}
-			share = float64(sh[i])
+			placed |= how
+			share = float64(r[slices.Index(idx, i)])
 		}
 		if b > a {
 			g, exact := metrics.WindowGoodput(f, a, b)

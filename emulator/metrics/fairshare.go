@@ -34,40 +34,78 @@ type FlowEnds struct {
 // hash of its 5-tuple picks (unless its paths moved), at a flowlet or adaptive switch the
 // split the run measured, at a spraying switch an even split.
 func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, plan.Placement, error) {
-	var in []plan.Flow
 	var idx []int
 	for i, f := range flows {
-		if !f.Active {
-			continue
+		if f.Active {
+			idx = append(idx, i)
 		}
-		pf := plan.Flow{Src: f.Src, Dst: f.Dst, Demand: f.Demand}
-		if !f.Moved || len(f.Egress) == 0 { // unmeasured: the hash of its first 5-tuple
-			src, okSrc := p.HostAddr(f.Src)
-			dst, okDst := p.HostAddr(f.Dst)
-			if okSrc && okDst {
-				key := wire.Addrs{Src: src, Dst: dst, SrcPort: hostd.SrcPort(f.ID)}.Key()
-				pf.Key = &key
-			}
-		}
-		if len(f.Egress) > 0 {
-			pf.Egress = make(map[plan.SwitchPort]int64, len(f.Egress))
-			for _, e := range f.Egress {
-				pf.Egress[plan.SwitchPort{Switch: e.Switch, Port: e.Port}] += e.Frames
-			}
-		}
-		in = append(in, pf)
-		idx = append(idx, i)
 	}
 	out := make([]units.Rate, len(flows))
-	if len(in) == 0 {
+	if len(idx) == 0 {
 		return out, 0, nil
 	}
-	rates, placed, err := plan.MaxMinPlaced(p, in)
+	rates, placed, err := NewOracle(p, flows).Shares(idx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("metrics: fair shares: %w", err)
+		return nil, 0, err
 	}
 	for j, i := range idx {
 		out[i] = rates[j]
 	}
 	return out, placed, nil
+}
+
+// Oracle answers FairShares for many subsets of one list of flows, as a run's analysis
+// asks it (one subset per interval of constant activity, and one per short message):
+// each flow is placed on the topology once, the first time a subset holds it, and
+// every subset is only filled (plan.MaxMinOf). Not safe for concurrent use.
+type Oracle struct {
+	p      *plan.Plan
+	flows  []FlowEnds
+	placed []*plan.Placed // per flow; nil until a subset holds it
+}
+
+// NewOracle returns an oracle over flows (their Active field is ignored: Shares says
+// which are active).
+func NewOracle(p *plan.Plan, flows []FlowEnds) *Oracle {
+	return &Oracle{p: p, flows: flows, placed: make([]*plan.Placed, len(flows))}
+}
+
+// Shares returns the max-min fair shares of the flows idx (indices into the oracle's
+// flows), as FairShares would with exactly those flows active, in idx's order, and how
+// they were placed.
+func (o *Oracle) Shares(idx []int) ([]units.Rate, plan.Placement, error) {
+	set := make([]*plan.Placed, len(idx))
+	var how plan.Placement
+	for k, i := range idx {
+		if o.placed[i] == nil {
+			pf, err := o.place(&o.flows[i])
+			if err != nil {
+				return nil, 0, fmt.Errorf("metrics: fair shares: flow %d: %w", i, err)
+			}
+			o.placed[i] = pf
+		}
+		set[k] = o.placed[i]
+		how |= set[k].How
+	}
+	return plan.MaxMinOf(o.p, set), how, nil
+}
+
+// place places one flow the way FairShares describes.
+func (o *Oracle) place(f *FlowEnds) (*plan.Placed, error) {
+	pf := plan.Flow{Src: f.Src, Dst: f.Dst, Demand: f.Demand}
+	if !f.Moved || len(f.Egress) == 0 { // unmeasured: the hash of its first 5-tuple
+		src, okSrc := o.p.HostAddr(f.Src)
+		dst, okDst := o.p.HostAddr(f.Dst)
+		if okSrc && okDst {
+			key := wire.Addrs{Src: src, Dst: dst, SrcPort: hostd.SrcPort(f.ID)}.Key()
+			pf.Key = &key
+		}
+	}
+	if len(f.Egress) > 0 {
+		pf.Egress = make(map[plan.SwitchPort]int64, len(f.Egress))
+		for _, e := range f.Egress {
+			pf.Egress[plan.SwitchPort{Switch: e.Switch, Port: e.Port}] += e.Frames
+		}
+	}
+	return plan.Place(o.p, &pf)
 }

@@ -1,13 +1,16 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/topo"
+	"reef/internal/testlab"
 	"reef/units"
 )
 
@@ -299,5 +302,55 @@ func TestFairSharesMovedFlowsFollowMeasuredPaths(t *testing.T) {
 		if got[0] != tc.want || got[1] != tc.want || how != plan.PlacedMeasured {
 			t.Errorf("%s: shares %v placed %v; want %v each, measured", tc.name, got, how, tc.want)
 		}
+	}
+}
+
+// TestOracleMatchesFairShares: an oracle asked about many subsets of one flow list, as a
+// run's analysis asks it, places each flow once and must answer every subset exactly as
+// FairShares does with only that subset active (a fresh computation each time).
+func TestOracleMatchesFairShares(t *testing.T) {
+	p := testlab.PlanFile(t, "../../topologies/fat-tree-k4.yaml")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var flows []FlowEnds
+	for i := range 40 {
+		src, dst := 1+rng.IntN(16), 1+rng.IntN(16)
+		if src == dst {
+			dst = src%16 + 1
+		}
+		f := FlowEnds{Src: fmt.Sprintf("h%d", src), Dst: fmt.Sprintf("h%d", dst), ID: uint32(i + 1)}
+		if i%5 == 0 {
+			f.Demand = units.Rate(50+rng.IntN(400)) * units.Mbps
+		}
+		flows = append(flows, f)
+	}
+	o := NewOracle(p, flows)
+	for round := range 60 {
+		var idx []int
+		fresh := slices.Clone(flows)
+		for i := range fresh {
+			fresh[i].Active = rng.IntN(3) == 0
+			if fresh[i].Active {
+				idx = append(idx, i)
+			}
+		}
+		got, gotHow, err := o.Shares(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantHow, err := FairShares(p, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gotHow != wantHow {
+			t.Errorf("round %d: placed %v, want %v", round, gotHow, wantHow)
+		}
+		for k, i := range idx {
+			if got[k] != want[i] {
+				t.Errorf("round %d: flow %d (%s→%s): oracle %v, FairShares %v", round, i, flows[i].Src, flows[i].Dst, got[k], want[i])
+			}
+		}
+	}
+	if _, _, err := NewOracle(p, []FlowEnds{{Src: "h1", Dst: "h99"}}).Shares([]int{0}); err == nil {
+		t.Error("the oracle placed a flow to a missing host")
 	}
 }

@@ -90,31 +90,76 @@ func MaxMin(p *Plan, flows []Flow) ([]units.Rate, error) {
 
 // MaxMinPlaced is MaxMin, also saying how it placed the flows.
 func MaxMinPlaced(p *Plan, flows []Flow) ([]units.Rate, Placement, error) {
-	g := graphOf(p)
-	type use struct {
-		link int // directed link: 2*Links index + (0 forward, 1 backward)
-		w    float64
-	}
-	uses := make([][]use, len(flows))
-	var placed Placement
+	placed := make([]*Placed, len(flows))
+	var how Placement
 	for i := range flows {
-		f := &flows[i]
-		if f.Demand < 0 {
-			return nil, 0, fmt.Errorf("plan: max-min flow %d (%s→%s): demand %v < 0", i, f.Src, f.Dst, f.Demand)
-		}
-		w, order, how, err := g.spread(f)
+		pf, err := Place(p, &flows[i])
 		if err != nil {
 			return nil, 0, fmt.Errorf("plan: max-min flow %d: %w", i, err)
 		}
-		placed |= how
-		for _, d := range order {
-			uses[i] = append(uses[i], use{d, w[d]})
+		placed[i] = pf
+		how |= pf.How
+	}
+	return MaxMinOf(p, placed), how, nil
+}
+
+// Placed is one flow placed on the plan's directed links for the max-min oracle: the
+// links its traffic crosses, with the share of it on each. Where a flow goes depends on
+// the flow alone, not on the others, so a caller that runs the oracle over many sets of
+// the same flows places each once (Place) and fills each set (MaxMinOf).
+type Placed struct {
+	uses   []linkUse
+	demand units.Rate
+	// How says how the flow was placed where it had a choice of ports.
+	How Placement
+}
+
+// linkUse is a directed link (2*Links index + 0 forward, 1 backward) and the share of a
+// flow's traffic on it.
+type linkUse struct {
+	link int
+	w    float64
+}
+
+// Place places flow f on p's links (see Flow for how it follows the switches' choices).
+func Place(p *Plan, f *Flow) (*Placed, error) {
+	if f.Demand < 0 {
+		return nil, fmt.Errorf("plan: flow %s→%s: demand %v < 0", f.Src, f.Dst, f.Demand)
+	}
+	w, order, how, err := graphOf(p).spread(f)
+	if err != nil {
+		return nil, err
+	}
+	pf := &Placed{uses: make([]linkUse, len(order)), demand: f.Demand, How: how}
+	for k, d := range order {
+		pf.uses[k] = linkUse{d, w[d]}
+	}
+	return pf, nil
+}
+
+// MaxMinOf is the water-filling of MaxMin over flows placed on p (Place): their
+// max-min fair rates, one per flow, in the plan's units rounded to the nearest bit/s.
+func MaxMinOf(p *Plan, flows []*Placed) []units.Rate {
+	// The links the flows use, each once, indexed densely: the filling's rounds scan
+	// them, not every link of a large fabric.
+	dense := map[int]int{}
+	var links []int // dense index → directed link
+	uses := make([][]linkUse, len(flows))
+	for i, f := range flows {
+		uses[i] = make([]linkUse, len(f.uses))
+		for k, u := range f.uses {
+			j, ok := dense[u.link]
+			if !ok {
+				j = len(links)
+				dense[u.link] = j
+				links = append(links, u.link)
+			}
+			uses[i][k] = linkUse{j, u.w}
 		}
 	}
-	capacity := make([]float64, 2*len(p.Links))
-	for i, l := range p.Links {
-		capacity[2*i] = float64(l.Rate)
-		capacity[2*i+1] = float64(l.Rate)
+	capacity := make([]float64, len(links))
+	for j, d := range links {
+		capacity[j] = float64(p.Links[d/2].Rate)
 	}
 	rate := make([]float64, len(flows))
 	frozen := make([]bool, len(flows))
@@ -122,7 +167,7 @@ func MaxMinPlaced(p *Plan, flows []Flow) ([]units.Rate, Placement, error) {
 	weight := make([]float64, len(capacity)) // Σ w over unfrozen flows
 	active := 0
 	for i, f := range flows {
-		if f.Demand == 0 && len(uses[i]) == 0 {
+		if f.demand == 0 && len(uses[i]) == 0 {
 			frozen[i] = true // cannot happen for a routed flow; guards the loop
 			continue
 		}
@@ -140,8 +185,8 @@ func MaxMinPlaced(p *Plan, flows []Flow) ([]units.Rate, Placement, error) {
 			}
 		}
 		for i, f := range flows {
-			if !frozen[i] && f.Demand > 0 {
-				delta = min(delta, float64(f.Demand)-rate[i])
+			if !frozen[i] && f.demand > 0 {
+				delta = min(delta, float64(f.demand)-rate[i])
 			}
 		}
 		delta = max(delta, 0)
@@ -159,7 +204,7 @@ func MaxMinPlaced(p *Plan, flows []Flow) ([]units.Rate, Placement, error) {
 			if frozen[i] {
 				continue
 			}
-			stop := f.Demand > 0 && rate[i] >= float64(f.Demand)*(1-eps)
+			stop := f.demand > 0 && rate[i] >= float64(f.demand)*(1-eps)
 			for _, u := range uses[i] {
 				if capacity[u.link]-load[u.link] <= capacity[u.link]*eps {
 					stop = true
@@ -178,5 +223,5 @@ func MaxMinPlaced(p *Plan, flows []Flow) ([]units.Rate, Placement, error) {
 	for i, r := range rate {
 		out[i] = units.Rate(math.Round(r))
 	}
-	return out, placed, nil
+	return out
 }
