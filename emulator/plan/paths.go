@@ -178,15 +178,95 @@ func (p *Plan) BaseRTT(src, dst string, packetBytes units.Bytes) (units.Time, er
 // BaseRTTAck is BaseRTT with an explicit ACK size.
 func (p *Plan) BaseRTTAck(src, dst string, packetBytes, ackBytes units.Bytes) (units.Time, error) {
 	g := graphOf(p)
-	fwd, err := g.paths(src, dst)
+	fwd, err := g.fastestOneWay(src, dst, packetBytes)
 	if err != nil {
 		return 0, err
 	}
-	rev, err := g.paths(dst, src)
+	rev, err := g.fastestOneWay(dst, src, ackBytes)
 	if err != nil {
 		return 0, err
 	}
-	return p.fastest(fwd, packetBytes) + p.fastest(rev, ackBytes), nil
+	return fwd + rev, nil
+}
+
+// fastestOneWay is the least time a b-byte packet takes from host src to host dst on an
+// idle network, over every path Paths returns (the least OneWay). It is computed switch
+// by switch, each switch's least time to dst once, instead of path by path: a k = 16 fat
+// tree has 64 paths between pods, and a run's analysis asks for thousands of pairs. A
+// route that loops (only in a hand-edited plan) falls back to the paths.
+func (g *graph) fastestOneWay(src, dst string, b units.Bytes) (units.Time, error) {
+	si, ok := g.hosts[src]
+	if !ok {
+		return 0, fmt.Errorf("plan: no host %q", src)
+	}
+	di, ok := g.hosts[dst]
+	if !ok {
+		return 0, fmt.Errorf("plan: no host %q", dst)
+	}
+	if src == dst {
+		return 0, fmt.Errorf("plan: path from %s to itself", src)
+	}
+	hs, addr := &g.p.Hosts[si], g.p.Hosts[di].Config.Addr
+	if hs.Link < 0 || hs.Link >= len(g.p.Links) {
+		return 0, fmt.Errorf("plan: host %s has no link", src)
+	}
+	const (
+		unseen = iota
+		visiting
+		done
+	)
+	state := make(map[int]uint8)
+	best := make(map[int]units.Time) // switch → its least time to dst (Never: none)
+	loop := false
+	var from func(sw int) units.Time
+	from = func(sw int) units.Time {
+		switch state[sw] {
+		case visiting:
+			loop = true
+			return units.Never
+		case done:
+			return best[sw]
+		}
+		state[sw] = visiting
+		t := units.Never
+		for _, port := range g.route(sw, addr) {
+			if port < 0 || port >= len(g.portLink[sw]) || g.portLink[sw][port] < 0 {
+				continue
+			}
+			li := g.portLink[sw][port]
+			h := g.hop(li, g.p.Switches[sw].Config.Name)
+			l := &g.p.Links[li]
+			hop := l.Delay + l.Rate.TxTime(b)
+			if h.To == dst {
+				t = min(t, hop)
+			} else if next, ok := g.switches[h.To]; ok {
+				if rest := from(next); rest != units.Never {
+					t = min(t, hop+rest)
+				}
+			}
+		}
+		state[sw], best[sw] = done, t
+		return t
+	}
+	first := g.hop(hs.Link, src)
+	t := units.Never
+	if s, ok := g.switches[first.To]; ok {
+		if rest := from(s); rest != units.Never {
+			l := &g.p.Links[hs.Link]
+			t = l.Delay + l.Rate.TxTime(b) + rest
+		}
+	}
+	if loop {
+		paths, err := g.paths(src, dst)
+		if err != nil {
+			return 0, err
+		}
+		return g.p.fastest(paths, b), nil
+	}
+	if t == units.Never {
+		return 0, fmt.Errorf("plan: no route from %s to %s", src, dst)
+	}
+	return t, nil
 }
 
 // OneWay is the time a b-byte packet takes along path on an idle network.
