@@ -1,12 +1,9 @@
 package plan
 
 import (
-	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"reef/emulator/topo"
 	"reef/units"
 )
 
@@ -21,18 +18,7 @@ func TestFastestOneWayMatchesPaths(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			doc, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tp, err := topo.Parse(f, doc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := Build(tp, Options{Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := loadPlan(t, filepath.Base(f))
 			// Unequal links, so that the least path is not every path.
 			for i := range p.Links {
 				p.Links[i].Delay += units.Time(i%7) * units.Microsecond
@@ -42,17 +28,13 @@ func TestFastestOneWayMatchesPaths(t *testing.T) {
 		})
 	}
 	t.Run("loop", func(t *testing.T) {
-		p, err := Build(mustTopo(t, lineTopo), Options{Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// s2 also sends h2's traffic back to s1, which sends it on to s2 again: a loop
-		// next to the real route.
+		p := loadPlan(t, "dumbbell.yaml")
+		// s2 also sends its own hosts' traffic back to s1, which sends it on to s2
+		// again: a loop beside the real route.
 		s2, _ := p.SwitchByName("s2")
-		h2, _ := p.HostByName("h2")
 		back := portToward(t, p, "s2", "s1")
 		for i, r := range s2.Config.Routes {
-			if r.Prefix == netip.PrefixFrom(h2.Config.Addr, 32) {
+			if len(r.Ports) == 1 && r.Ports[0] != back {
 				s2.Config.Routes[i].Ports = append(r.Ports, back)
 			}
 		}
@@ -60,20 +42,6 @@ func TestFastestOneWayMatchesPaths(t *testing.T) {
 		checkFastest(t, p)
 	})
 }
-
-// lineTopo is h1 – s1 – s2 – h2.
-const lineTopo = `name: line
-defaults: {rate: 1Gbps, delay: 10us, buffer: 100KB, mtu: 1500}
-nodes:
-  - {name: h1, kind: host}
-  - {name: h2, kind: host}
-  - {name: s1, kind: switch}
-  - {name: s2, kind: switch}
-links:
-  - [h1, s1]
-  - [s1, s2]
-  - [s2, h2]
-`
 
 func portToward(t *testing.T, p *Plan, from, to string) int {
 	t.Helper()
