@@ -110,22 +110,31 @@ func (g *graph) route(s int, dst netip.Addr) []int {
 	return best
 }
 
-// paths returns every path from host src to host dst the switches' routes allow.
-func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
+// ends resolves a path's endpoints: host src (wired to a link) and host dst's address.
+func (g *graph) ends(src, dst string) (*Host, netip.Addr, error) {
 	si, ok := g.hosts[src]
 	if !ok {
-		return nil, fmt.Errorf("plan: no host %q", src)
+		return nil, netip.Addr{}, fmt.Errorf("plan: no host %q", src)
 	}
 	di, ok := g.hosts[dst]
 	if !ok {
-		return nil, fmt.Errorf("plan: no host %q", dst)
+		return nil, netip.Addr{}, fmt.Errorf("plan: no host %q", dst)
 	}
-	hs, hd := &g.p.Hosts[si], &g.p.Hosts[di]
 	if src == dst {
-		return nil, fmt.Errorf("plan: path from %s to itself", src)
+		return nil, netip.Addr{}, fmt.Errorf("plan: path from %s to itself", src)
 	}
+	hs := &g.p.Hosts[si]
 	if hs.Link < 0 || hs.Link >= len(g.p.Links) {
-		return nil, fmt.Errorf("plan: host %s has no link", src)
+		return nil, netip.Addr{}, fmt.Errorf("plan: host %s has no link", src)
+	}
+	return hs, g.p.Hosts[di].Config.Addr, nil
+}
+
+// paths returns every path from host src to host dst the switches' routes allow.
+func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
+	hs, addr, err := g.ends(src, dst)
+	if err != nil {
+		return nil, err
 	}
 	first := g.hop(hs.Link, src)
 	var out [][]LinkHop
@@ -137,7 +146,7 @@ func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
 		}
 		onPath[sw] = true
 		defer delete(onPath, sw)
-		for _, port := range g.route(sw, hd.Config.Addr) {
+		for _, port := range g.route(sw, addr) {
 			if port < 0 || port >= len(g.portLink[sw]) || g.portLink[sw][port] < 0 {
 				continue
 			}
@@ -195,20 +204,9 @@ func (p *Plan) BaseRTTAck(src, dst string, packetBytes, ackBytes units.Bytes) (u
 // tree has 64 paths between pods, and a run's analysis asks for thousands of pairs. A
 // route that loops (only in a hand-edited plan) falls back to the paths.
 func (g *graph) fastestOneWay(src, dst string, b units.Bytes) (units.Time, error) {
-	si, ok := g.hosts[src]
-	if !ok {
-		return 0, fmt.Errorf("plan: no host %q", src)
-	}
-	di, ok := g.hosts[dst]
-	if !ok {
-		return 0, fmt.Errorf("plan: no host %q", dst)
-	}
-	if src == dst {
-		return 0, fmt.Errorf("plan: path from %s to itself", src)
-	}
-	hs, addr := &g.p.Hosts[si], g.p.Hosts[di].Config.Addr
-	if hs.Link < 0 || hs.Link >= len(g.p.Links) {
-		return 0, fmt.Errorf("plan: host %s has no link", src)
+	hs, addr, err := g.ends(src, dst)
+	if err != nil {
+		return 0, err
 	}
 	const (
 		unseen = iota

@@ -12,20 +12,9 @@ import (
 // 2·link + 0 forward, 1 backward), those links in the order the walk first met them,
 // and how it placed the flow where a switch had a choice of ports (see Flow).
 func (g *graph) spread(f *Flow) (map[int]float64, []int, Placement, error) {
-	si, ok := g.hosts[f.Src]
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("plan: no host %q", f.Src)
-	}
-	di, ok := g.hosts[f.Dst]
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("plan: no host %q", f.Dst)
-	}
-	if f.Src == f.Dst {
-		return nil, nil, 0, fmt.Errorf("plan: path from %s to itself", f.Src)
-	}
-	hs, dst := &g.p.Hosts[si], g.p.Hosts[di].Config.Addr
-	if hs.Link < 0 || hs.Link >= len(g.p.Links) {
-		return nil, nil, 0, fmt.Errorf("plan: host %s has no link", f.Src)
+	hs, dst, err := g.ends(f.Src, f.Dst)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	w := map[int]float64{}
 	var order []int
