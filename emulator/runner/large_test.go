@@ -34,9 +34,12 @@ expectations:
 
 // BenchmarkFatTreeK16WebSearch runs websearchK16 on the sim, writing its results as
 // reef run --no-figures does, and reports its wall time, CPU time and the process's
-// peak resident memory, and logs its FCT slowdowns by size bucket. It takes minutes:
+// peak resident memory, and logs its FCT slowdowns by size bucket. It takes about 35
+// minutes on one core of a 2-core VM (2026-11-27: 2,118 CPU-s, 2.8 GB peak; 2,748
+// CPU-s and 6.3 GB before the analysis placed each flow once), most of it the sim,
+// whose packet-hops cost about 7 times what they do on a k = 4 fabric:
 //
-//	go test -run '^$' -bench FatTreeK16WebSearch -benchtime 1x ./emulator/runner
+//	go test -run '^$' -bench FatTreeK16WebSearch -benchtime 1x -timeout 90m ./emulator/runner
 func BenchmarkFatTreeK16WebSearch(b *testing.B) {
 	dir := b.TempDir()
 	path := write(b, dir, websearchK16)
