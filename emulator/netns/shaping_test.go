@@ -366,18 +366,24 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 	// host's kernel, which only ever adds to an RTT, for a while; an error of the
 	// emulator's own is there every time. So each RTT gets up to three tries of 30 pings,
 	// and one try's median must be within the bound.
+	// A ping crosses four switch egresses (two at each switch), and a release the switch
+	// made late by its machine is late in the RTT too: the switches measure and report it,
+	// so the bound takes in their median lateness at each crossing. An error in the
+	// schedule itself (a delay applied twice, a serialisation missed) is not in it.
 	const tries = 3
 	idleOK := false
 	for i := 1; i <= tries && !idleOK; i++ {
 		rtts := pingRTTs(t, ctx, lab, "h1", "h2", 30, "0.05")
 		med := rtts[len(rtts)/2]
+		late := switchLateness(t, lab)
+		reported := 2 * (late["s1"].P50 + late["s2"].P50)
 		d := med - want
-		idleOK = d.Seconds() >= 0 && float64(d) <= 0.05*float64(want)+float64(50*units.Microsecond)
-		t.Logf("idle RTT, try %d: median %v, min %v, max %v; want %v (2×%v + %v) + at most 5%% + 50µs; %s",
-			i, med, rtts[0], rtts[len(rtts)-1], want, prop, ser, lateness(t, lab))
+		idleOK = d.Seconds() >= 0 && float64(d) <= 0.05*float64(want)+float64(50*units.Microsecond+reported)
+		t.Logf("idle RTT, try %d: median %v, min %v, max %v; want %v (2×%v + %v) + at most 5%% + 50µs + %v of reported lateness; %s",
+			i, med, rtts[0], rtts[len(rtts)-1], want, prop, ser, reported, describeLateness(late))
 	}
 	if !idleOK {
-		t.Errorf("no try's median idle RTT was within 5%% + 50µs above %v", want)
+		t.Errorf("no try's median idle RTT was within 5%% + 50µs + the switches' reported median lateness above %v", want)
 	}
 
 	// Keep the s1→s2 queue full with UDP at twice its rate (1514-byte frames sent from
@@ -407,18 +413,18 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 		st := readReport(t, lab, "s1").Ports[portTo(t, p, "s1", "s2")]
 		t.Logf("loaded RTT, try %d: median %v (%d replies), min %v, max %v; want ≈ %v + %v (a full %v buffer at 100 Mbit/s); "+
 			"blaster sent %d frames in 3s; s1→s2 max queue %v, drops %v; %s",
-			i, lmed, len(loaded), loaded[0], loaded[len(loaded)-1], want, qdelay, buf, sent, st.MaxQueueBytes, st.Drops, lateness(t, lab))
+			i, lmed, len(loaded), loaded[0], loaded[len(loaded)-1], want, qdelay, buf, sent, st.MaxQueueBytes, st.Drops, describeLateness(switchLateness(t, lab)))
 	}
 	if !loadedOK {
 		t.Errorf("no try's median loaded RTT was within 5%% + 50µs of %v", want+qdelay)
 	}
 }
 
-// lateness describes the switches' release lateness so far, which says whether the
-// machine let them keep the schedule.
-func lateness(t *testing.T, lab *Lab) string {
+// switchLateness returns each switch's release lateness so far, at its port with the
+// worst p99: whether the machine let the switches keep the schedule.
+func switchLateness(t *testing.T, lab *Lab) map[string]switchd.Lateness {
 	t.Helper()
-	var out []string
+	late := map[string]switchd.Lateness{}
 	for _, sw := range []string{"s1", "s2"} {
 		var worst switchd.Lateness
 		for _, pt := range readReport(t, lab, sw).Ports {
@@ -426,7 +432,17 @@ func lateness(t *testing.T, lab *Lab) string {
 				worst = pt.Lateness
 			}
 		}
-		out = append(out, fmt.Sprintf("%s release lateness p50 %v p99 %v max %v", sw, worst.P50, worst.P99, worst.Max))
+		late[sw] = worst
+	}
+	return late
+}
+
+// describeLateness says what switchLateness returned, for a test's log.
+func describeLateness(late map[string]switchd.Lateness) string {
+	var out []string
+	for _, sw := range []string{"s1", "s2"} {
+		l := late[sw]
+		out = append(out, fmt.Sprintf("%s release lateness p50 %v p99 %v max %v", sw, l.P50, l.P99, l.Max))
 	}
 	return strings.Join(out, ", ")
 }
