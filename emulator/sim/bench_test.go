@@ -3,6 +3,8 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +22,29 @@ import (
 // link (topologies/fat-tree-k4.yaml) with a permutation of 16 long-lived Swift flows,
 // each host sending to the host 8 places on (always in another pod).
 func fatTreePermutation(tb testing.TB, d units.Time) (*plan.Plan, *scenario.Scenario) {
-	p := testlab.PlanFile(tb, "../../topologies/fat-tree-k4.yaml")
+	return fatTreePermutationK(tb, 4, d)
+}
+
+// fatTreePermutationK is fatTreePermutation on a fat tree of any k: the k = 4 file's
+// links and switch settings, with its generator's k changed, and every host sending to
+// the host half the hosts on.
+func fatTreePermutationK(tb testing.TB, k int, d units.Time) (*plan.Plan, *scenario.Scenario) {
+	const file = "../../topologies/fat-tree-k4.yaml"
+	var p *plan.Plan
+	if k == 4 {
+		p = testlab.PlanFile(tb, file)
+	} else {
+		doc, err := os.ReadFile(file)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !strings.Contains(string(doc), "\n  k: 4\n") {
+			tb.Fatalf("%s: no generator k: 4 to change", file)
+		}
+		yaml := strings.Replace(strings.Replace(string(doc), "\n  k: 4\n", fmt.Sprintf("\n  k: %d\n", k), 1),
+			"name: fat-tree-k4\n", fmt.Sprintf("name: fat-tree-k%d\n", k), 1)
+		p = testlab.Plan(tb, fmt.Sprintf("fat-tree-k%d", k), yaml)
+	}
 	// Swift's defaults are the paper's (100 Gbit/s, 4 KB): scale them to the laptop
 	// fabric as an experiment with time_scale would (the topology's τ ≈ 37.5).
 	spec, err := cc.Lookup("swift")
@@ -35,10 +59,11 @@ func fatTreePermutation(tb testing.TB, d units.Time) (*plan.Plan, *scenario.Scen
 	if err != nil {
 		tb.Fatal(err)
 	}
+	hosts := len(p.Hosts)
 	sc := &scenario.Scenario{Name: "fat-tree-permutation", Seed: 1, Duration: d, SampleInterval: 100 * units.Microsecond}
-	for i := 1; i <= 16; i++ {
+	for i := 1; i <= hosts; i++ {
 		sc.Flows = append(sc.Flows, scenario.Flow{ID: uint32(i), Name: fmt.Sprintf("f%d", i), Group: "perm",
-			Src: fmt.Sprintf("h%d", i), Dst: fmt.Sprintf("h%d", (i+7)%16+1), CC: "swift", CCParams: raw})
+			Src: fmt.Sprintf("h%d", i), Dst: fmt.Sprintf("h%d", (i+hosts/2-1)%hosts+1), CC: "swift", CCParams: raw})
 	}
 	return p, sc
 }
@@ -70,6 +95,38 @@ func BenchmarkFatTreePermutation(b *testing.B) {
 	b.ReportMetric(simTime.Seconds()/sec, "sim/wall")
 	b.ReportMetric(float64(hops)/float64(b.N), "hops/op")
 	b.ReportMetric(float64(events)/float64(hops), "events/hop")
+}
+
+// BenchmarkFatTreePermutationLarge is BenchmarkFatTreePermutation on the k = 8 (128
+// hosts, 80 switches) and k = 16 (1,024 hosts, 320 switches) fat trees, for the cost of
+// a packet-hop as a fabric and its traffic grow. It reports packet-hops per CPU-second
+// of the run alone (building the lab is setup-s): a hop costs more where more frames
+// and flows are in flight than the processor's caches hold.
+func BenchmarkFatTreePermutationLarge(b *testing.B) {
+	for _, tc := range []struct {
+		k int
+		d units.Time
+	}{{8, 10 * units.Millisecond}, {16, 2 * units.Millisecond}} {
+		b.Run(fmt.Sprintf("k=%d", tc.k), func(b *testing.B) {
+			p, sc := fatTreePermutationK(b, tc.k, tc.d)
+			var hops uint64
+			var setup, run time.Duration
+			for b.Loop() {
+				c0 := cpuTime()
+				s, err := New(p, sc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c1 := cpuTime()
+				s.RunUntil(tc.d)
+				setup, run = setup+c1-c0, run+cpuTime()-c1
+				hops += s.Hops()
+			}
+			b.ReportMetric(float64(hops)/run.Seconds(), "hops/cpu-s")
+			b.ReportMetric(setup.Seconds()/float64(b.N), "setup-s")
+			b.ReportMetric(float64(hops)/float64(b.N), "hops/op")
+		})
+	}
 }
 
 // The benchmark's lab is sane: every flow delivers, and the fabric carries packets over
