@@ -366,6 +366,7 @@ func TestPingRTTAndQueueDelay(t *testing.T) {
 	// host's kernel, which only ever adds to an RTT, for a while; an error of the
 	// emulator's own is there every time. So each RTT gets up to three tries of 30 pings,
 	// and one try's median must be within the bound.
+	//
 	// A ping crosses four switch egresses (two at each switch), and a release the switch
 	// made late by its machine is late in the RTT too: the switches measure and report it,
 	// so the bound takes in their median lateness at each crossing. An error in the
