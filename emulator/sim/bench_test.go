@@ -30,21 +30,16 @@ func fatTreePermutation(tb testing.TB, d units.Time) (*plan.Plan, *scenario.Scen
 // the host half the hosts on.
 func fatTreePermutationK(tb testing.TB, k int, d units.Time) (*plan.Plan, *scenario.Scenario) {
 	const file = "../../topologies/fat-tree-k4.yaml"
-	var p *plan.Plan
-	if k == 4 {
-		p = testlab.PlanFile(tb, file)
-	} else {
-		doc, err := os.ReadFile(file)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if !strings.Contains(string(doc), "\n  k: 4\n") {
-			tb.Fatalf("%s: no generator k: 4 to change", file)
-		}
-		yaml := strings.Replace(strings.Replace(string(doc), "\n  k: 4\n", fmt.Sprintf("\n  k: %d\n", k), 1),
-			"name: fat-tree-k4\n", fmt.Sprintf("name: fat-tree-k%d\n", k), 1)
-		p = testlab.Plan(tb, fmt.Sprintf("fat-tree-k%d", k), yaml)
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
 	}
+	if !strings.Contains(string(doc), "\n  k: 4\n") {
+		tb.Fatalf("%s: no generator k: 4 to change", file)
+	}
+	yaml := strings.Replace(strings.Replace(string(doc), "\n  k: 4\n", fmt.Sprintf("\n  k: %d\n", k), 1),
+		"name: fat-tree-k4\n", fmt.Sprintf("name: fat-tree-k%d\n", k), 1)
+	p := testlab.Plan(tb, fmt.Sprintf("fat-tree-k%d", k), yaml)
 	// Swift's defaults are the paper's (100 Gbit/s, 4 KB): scale them to the laptop
 	// fabric as an experiment with time_scale would (the topology's τ ≈ 37.5).
 	spec, err := cc.Lookup("swift")
