@@ -148,6 +148,15 @@ func (s *Switch) Prefault() { s.pool.touch() }
 // Name is the switch's node name.
 func (s *Switch) Name() string { return s.name }
 
+// PortDelay is port's propagation delay: a frame arrives at the far end that long after
+// it leaves (0 for a port the switch does not have).
+func (s *Switch) PortDelay(port int) units.Time {
+	if port < 0 || port >= len(s.ports) {
+		return 0
+	}
+	return s.ports[port].eg.delay
+}
+
 // NumPorts is the number of ports.
 func (s *Switch) NumPorts() int { return len(s.ports) }
 
@@ -201,6 +210,23 @@ func (s *Switch) Forward(now units.Time, port int, from *Switch) {
 	// The frame is what from's pipeline parsed and forwarded: its checksum stayed valid
 	// (TTL and ECN are updated incrementally) and its headers' layout is unchanged.
 	s.enter(now, port, b, len(frame), from.lentIP, from.lentReef)
+}
+
+// TakeLent hands the caller the storage of the frame the last Poll or PollPort returned,
+// in exchange for spare: the frame is the caller's from then on, without a copy. spare
+// must hold the largest frame the switch accepts (nil or smaller: the switch allocates
+// its replacement). It returns nil when no frame is lent.
+func (s *Switch) TakeLent(spare []byte) []byte {
+	if s.lent < 0 {
+		return nil
+	}
+	if cap(spare) < s.pool.size {
+		spare = make([]byte, s.pool.size)
+	}
+	frame := s.pool.bufs[s.lent][:s.lentN]
+	s.pool.bufs[s.lent] = spare[:s.pool.size:s.pool.size]
+	s.release()
+	return frame
 }
 
 // ReceiveBuffer is Receive for a frame whose storage the caller gives up, as the sim
@@ -285,10 +311,37 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 	if x.out < 0 || x.due > s.now {
 		return Out{}, false
 	}
-	best := x.out
-	e := &s.ports[best].eg
+	return s.take(x.out, x.ctl), true
+}
+
+// PollPort returns port's next frame that has left the switch by now (departed: its
+// serialisation ended, or a pause frame was sent), however far its Due lies ahead:
+// the frames a link will deliver, as soon as the link has them. A backend that hands
+// a port's frames to another event loop uses it to look ahead by the link's delay
+// (the sim's partitions exchange their cut links' frames so); Poll no longer returns
+// the frames it took. Times are those Poll would give.
+func (s *Switch) PollPort(now units.Time, port int) (Out, bool) {
+	s.release()
+	s.advance(now)
+	if port < 0 || port >= len(s.ports) {
+		return Out{}, false
+	}
+	e := &s.ports[port].eg
+	switch {
+	case e.ctl.n > 0 && (e.ndep == 0 || e.ctl.at(0).due <= e.q.at(0).due):
+		return s.take(port, true), true
+	case e.ndep > 0:
+		return s.take(port, false), true
+	}
+	return Out{}, false
+}
+
+// take removes the head of port's delay line (or its pause frames', when ctl) and
+// lends it to the caller until the next call.
+func (s *Switch) take(port int, ctl bool) Out {
+	e := &s.ports[port].eg
 	var p pkt
-	if x.ctl {
+	if ctl {
 		p = e.ctl.pop()
 	} else {
 		p = e.q.pop()
@@ -306,10 +359,10 @@ func (s *Switch) Poll(now units.Time) (Out, bool) {
 		}
 	}
 	s.nx.ok = false
-	s.touch(best)
+	s.touch(port)
 	s.lent, s.lentN = p.buf, p.n
-	s.lentIP, s.lentReef = !x.ctl, p.reef
-	return Out{Port: best, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due, Reef: int(p.reef)}, true
+	s.lentIP, s.lentReef = !ctl, p.reef
+	return Out{Port: port, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due, Reef: int(p.reef)}
 }
 
 // SetWall tells the switch that the frames its next Polls return are released to the
