@@ -19,6 +19,11 @@
 // node at its own computed time, whatever the time Poll is called at, and a frame that
 // crosses an in-memory link arrives at exactly its Due.
 //
+// A Group runs several fabrics, the partitions of one large lab, in lockstep windows
+// one link delay long, so that the sim can put every core on one run: cut links carry
+// the frames between partitions, taken from the sending switch as soon as they leave
+// it and delivered at their Due.
+//
 // # Usage
 //
 //	f := fabric.New()
@@ -29,7 +34,8 @@
 //	for { out, ok := f.Poll(now); if !ok { break }; send(out.Port, out.Frame) }
 //
 // A Fabric is not safe for concurrent use: one goroutine (the sim, or the driver's
-// loop) owns it and every node in it.
+// loop) owns it and every node in it. The package starts no goroutines; a Group hands
+// its partitions' work to an executor the caller gives it.
 //
 // # Limitations
 //

@@ -174,6 +174,16 @@ func (e *Engine) Next() units.Time {
 	return e.q[0].at
 }
 
+// NextLate is Next, and whether the event due then is a Late slot's (only Late ones
+// are left at that time then).
+func (e *Engine) NextLate() (units.Time, bool) {
+	t := e.Next()
+	if e.ncur > 0 || len(e.q) == 0 {
+		return t, false
+	}
+	return t, e.q[0].seq&lateBit != 0
+}
+
 // Run fires events in order until the next one is after until or none is left, and
 // returns how many it fired. Now is until afterwards (if until is not Never).
 func (e *Engine) Run(until units.Time) (fired uint64) {

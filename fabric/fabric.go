@@ -53,10 +53,21 @@ type Node struct {
 	spin  int
 	taps  []Tap // per port; nil until a tap is set
 	idx   int   // position in the fabric's nodes
+	tag   int
 }
 
 // Index is the node's position among the fabric's nodes, in the order they were added.
 func (n *Node) Index() int { return n.idx }
+
+// Tag is a number the backend keeps with the node (the sim: where the node's ports
+// start in its table of ports); 0 until SetTag.
+func (n *Node) Tag() int { return n.tag }
+
+// SetTag sets Tag.
+func (n *Node) SetTag(t int) { n.tag = t }
+
+// Fabric is the fabric the node is in.
+func (n *Node) Fabric() *Fabric { return n.f }
 
 // Tap sees every frame that crosses one port of a node: sent on it (out) or delivered
 // to it (in), at the frame's Due. frame is valid only during the call.
@@ -86,11 +97,13 @@ func (n *Node) tap(port int, at units.Time, out bool, frame []byte) {
 }
 
 // peer is where a port's frames go: another node's port, an external port of the
-// fabric (ext ≥ 0), or nowhere (n nil, ext < 0: the frame leaves the lab).
+// fabric (ext ≥ 0), a cut link to another partition of a Group (cut), or nowhere (n
+// and cut nil, ext < 0: the frame leaves the lab).
 type peer struct {
 	n    *Node
 	port int
 	ext  int
+	cut  *cutLink
 }
 
 // AddSwitch adds sw, all of its ports unwired.
@@ -146,7 +159,7 @@ func (n *Node) checkPort(p int) error {
 	if p < 0 || p >= len(n.peers) {
 		return fmt.Errorf("fabric: %s has no port %d (it has %d)", n.Name(), p, len(n.peers))
 	}
-	if n.peers[p].n != nil || n.peers[p].ext >= 0 {
+	if n.peers[p].n != nil || n.peers[p].ext >= 0 || n.peers[p].cut != nil {
 		return fmt.Errorf("fabric: %s port %d is wired twice", n.Name(), p)
 	}
 	return nil
@@ -279,6 +292,11 @@ func (n *Node) deliver(port int, due units.Time, frame []byte, reef int) bool {
 	p := n.peers[port]
 	n.tap(port, due, true, frame)
 	if p.n == nil {
+		if p.cut != nil {
+			// The group's exchange takes a cut port's frames a window before they are
+			// due; a frame due here has broken that invariant.
+			panic(fmt.Sprintf("fabric: %s port %d: a frame due at %v was not taken by the group's exchange", n.Name(), port, due))
+		}
 		if p.ext >= 0 {
 			n.f.out, n.f.outOK = switchd.Out{Port: p.ext, Frame: frame, Due: due, Reef: reef}, true
 			return true
