@@ -35,18 +35,18 @@ expectations:
 
 // BenchmarkFatTreeK16WebSearch runs websearchK16 on the sim, writing its results as
 // reef run --no-figures does, and reports its wall time, CPU time and the process's
-// peak resident memory, and logs its FCT slowdowns by size bucket. It takes about 35
-// minutes on one core of a 2-core VM (2026-11-27: 2,118 CPU-s, 2.8 GB peak; 2,748
-// CPU-s and 6.3 GB before the analysis placed each flow once), most of it the sim,
-// whose packet-hops cost several times what they do on a k = 4 fabric (about 4 times
-// for the permutations of BenchmarkFatTreePermutationLarge on a quiet machine, 7 times
-// as measured on a loaded one). It runs only when asked for, so that `make bench`
-// and other runs of every benchmark stay within go test's default timeout:
+// peak resident memory, and logs its FCT slowdowns by size bucket. The sim splits the
+// lab into 16 partitions run on every CPU (sim.Options.Partitions): on a 2-core VM it
+// takes about 16 minutes (2026-11-28: 935 s wall, 1,334 CPU-s, 2.7 GB peak; whole, on
+// one core, 2,118 CPU-s and about 35 minutes), most of it the sim, whose packet-hops
+// cost several times what they do on a k = 4 fabric (BenchmarkFatTreePermutationLarge).
+// It runs only when asked for, so that `make bench` and other runs of every benchmark
+// stay within go test's default timeout:
 //
 //	REEF_LARGE=1 go test -run '^$' -bench FatTreeK16WebSearch -benchtime 1x -timeout 90m ./emulator/runner
 func BenchmarkFatTreeK16WebSearch(b *testing.B) {
 	if os.Getenv("REEF_LARGE") == "" {
-		b.Skip("set REEF_LARGE=1 to run the k = 16 fat tree's 35-minute run")
+		b.Skip("set REEF_LARGE=1 to run the k = 16 fat tree's 16-minute run")
 	}
 	dir := b.TempDir()
 	path := write(b, dir, websearchK16)

@@ -16,6 +16,7 @@ import (
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
+	"reef/fabric"
 	"reef/units"
 )
 
@@ -31,6 +32,8 @@ type Backend struct {
 	// Create, when set, creates the file at path for a capture (RunOptions.Capture);
 	// without it a run with captures fails.
 	Create func(path string) (io.WriteCloser, error)
+	// Each, when set, runs the partitions of a split lab at once (Options.Each).
+	Each fabric.Each
 }
 
 // Name returns "sim".
@@ -52,7 +55,13 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 	if b.Wall != nil {
 		start = b.Wall()
 	}
-	s, err := New(p, sc)
+	simOpts := Options{Each: b.Each}
+	if len(opts.Capture) > 0 {
+		// A capture's taps write one file from whichever partition sees the frame:
+		// a run with captures keeps the lab whole.
+		simOpts.Partitions = 1
+	}
+	s, err := NewWith(p, sc, simOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"reef/emulator/plan"
 	"reef/emulator/results"
+	"reef/emulator/scenario"
 	"reef/units"
 )
 
@@ -16,6 +18,14 @@ import (
 // frames reach switches at the same instant on different ports, and the incast
 // overflows h1's ToR port.
 func samplingLab(t testing.TB, d, every units.Time) *results.Run {
+	s := samplingSim(t, d, every, Options{}, nil)
+	s.RunUntil(d)
+	return s.Results()
+}
+
+// samplingSim wires samplingLab's run with opts, ready to run, after edit (if not nil)
+// has changed the plan and scenario.
+func samplingSim(t testing.TB, d, every units.Time, opts Options, edit func(*plan.Plan, *scenario.Scenario)) *Sim {
 	p, sc := fatTreePermutation(t, d)
 	for i := range p.Switches {
 		for j := range p.Switches[i].Config.Ports {
@@ -26,12 +36,14 @@ func samplingLab(t testing.TB, d, every units.Time) *results.Run {
 		sc.Flows = append(sc.Flows, fixedFlow(uint32(100+i), fmt.Sprintf("incast%d", i), fmt.Sprintf("h%d", i), "h1", 30*units.Kilobyte))
 	}
 	sc.SampleInterval = every
-	s, err := New(p, sc)
+	if edit != nil {
+		edit(p, sc)
+	}
+	s, err := NewWith(p, sc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.RunUntil(d)
-	return s.Results()
+	return s
 }
 
 // A run's results do not depend on its sample interval: observing a simulation does not

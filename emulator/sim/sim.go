@@ -20,7 +20,10 @@ import (
 // host, each with one pending event at its NextDeadline, plus the scenario's timeline
 // events and the sampler. Not safe for concurrent use.
 type Sim struct {
-	fab      *fabric.Fabric
+	// fabs are the lab's partitions: one fabric, or several run by grp (see Options).
+	fabs     []*fabric.Fabric
+	grp      *fabric.Group
+	parts    []partition
 	sc       *scenario.Scenario
 	p        *plan.Plan
 	switches []*fabric.Node
@@ -42,8 +45,16 @@ type Sim struct {
 	fprog     []hostd.FlowProgress
 	stage     portStage
 	paths     map[pathKey]pathVal
-	// portBase[i] is the index in ports of port 0 of the fabric's node i (a switch).
-	portBase []int
+}
+
+// partition is a fabric's share of what the sim counts per packet: only the goroutine
+// running that fabric touches it.
+type partition struct {
+	s *Sim
+	// egress[fi] counts flow fi's data frames per switch egress port (an index into
+	// Sim.ports) the frames reached their next node in this partition from, in
+	// first-use order: a flow uses few ports, so a scan finds them.
+	egress [][]portCount
 }
 
 type flowRec struct {
@@ -51,9 +62,6 @@ type flowRec struct {
 	host *hostd.Host
 	// idx is the flow's position in its host's FlowStats.
 	idx int
-	// egress counts the flow's data frames per switch egress port (an index into
-	// Sim.ports), in first-use order: a flow uses few ports, so a scan finds them.
-	egress []portCount
 }
 
 type portCount struct {
@@ -66,13 +74,42 @@ type portRef struct {
 	port int
 }
 
-// New wires p into an engine and adds sc's flows and events. It fails, creating nothing
-// that outlives it, on a plan or scenario the cores reject.
-func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
-	s := &Sim{fab: fabric.New(), sc: sc, p: p, byHost: map[string]*fabric.Node{}, flowIdx: map[uint32]int{}, paths: map[pathKey]pathVal{}}
+// Options tune how a lab is run; the zero value is the default.
+type Options struct {
+	// Partitions splits the lab into that many fabrics run in lockstep windows of
+	// virtual time (see fabric.Group). 0 chooses by size: a lab of at least 64
+	// switches gets one partition per 20 switches (a fat-tree k = 8 four, k = 16
+	// sixteen), a smaller one none; 1 never splits. A split run fires the events of
+	// one instant in another order than the whole lab's, which changes nothing a
+	// node does unless frames from two partitions reach a switch at the same
+	// nanosecond (then they may enter its pipeline in another order).
+	Partitions int
+	// Each runs the partitions' shares of a window, at once if it can (nil: one after
+	// another). Results never depend on it.
+	Each fabric.Each
+}
+
+// New wires p into an engine and adds sc's flows and events, with the default Options.
+// It fails, creating nothing that outlives it, on a plan or scenario the cores reject.
+func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) { return NewWith(p, sc, Options{}) }
+
+// NewWith is New with opts.
+func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
+	s := &Sim{sc: sc, p: p, byHost: map[string]*fabric.Node{}, flowIdx: map[uint32]int{}, paths: map[pathKey]pathVal{}}
 	hostOpts, err := sc.HostOptions(p)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
+	}
+	swPart, hostPart := partitionLab(p, opts.Partitions)
+	nparts := 1
+	for _, k := range swPart {
+		nparts = max(nparts, k+1)
+	}
+	for range nparts {
+		s.fabs = append(s.fabs, fabric.New())
+	}
+	if nparts > 1 {
+		s.grp = fabric.NewGroup(s.fabs, opts.Each)
 	}
 	swByName := map[string]*fabric.Node{}
 	for i, sp := range p.Switches {
@@ -87,16 +124,16 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: switch %s: %w", cfg.Name, err)
 		}
-		n := s.fab.AddSwitch(sw)
+		n := s.fabs[swPart[i]].AddSwitch(sw)
 		s.switches = append(s.switches, n)
 		swByName[cfg.Name] = n
 	}
-	for _, hp := range p.Hosts {
+	for i, hp := range p.Hosts {
 		h, err := hostd.New(hp.Config, hostOpts)
 		if err != nil {
 			return nil, fmt.Errorf("sim: host %s: %w", hp.Config.Name, err)
 		}
-		n := s.fab.AddHost(h)
+		n := s.fabs[hostPart[i]].AddHost(h)
 		s.hosts = append(s.hosts, n)
 		s.byHost[hp.Config.Name] = n
 	}
@@ -123,18 +160,26 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("link %d: %w", i, err)
 		}
-		if err := s.fab.Link(a, ap, b, bp); err != nil {
+		if a.Fabric() != b.Fabric() {
+			err = s.grp.Cut(a, ap, b, bp)
+		} else {
+			err = a.Fabric().Link(a, ap, b, bp)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("sim: link %d: %w", i, err)
 		}
 	}
-	s.portBase = make([]int, len(s.switches)+len(s.hosts))
+	s.parts = make([]partition, nparts)
+	for k, f := range s.fabs {
+		s.parts[k] = partition{s: s}
+		f.SetEgress(s.parts[k].countEgress)
+	}
 	for _, n := range s.switches {
-		s.portBase[n.Index()] = len(s.portRef)
+		n.SetTag(len(s.portRef)) // its port 0's index in s.ports
 		for i := range n.Switch().NumPorts() {
 			s.portRef = append(s.portRef, portRef{n, i})
 		}
 	}
-	s.fab.SetEgress(s.countEgress)
 	cfgByName := map[string]*switchd.Config{}
 	for i := range p.Switches {
 		cfgByName[p.Switches[i].Config.Name] = &p.Switches[i].Config
@@ -168,25 +213,79 @@ func New(p *plan.Plan, sc *scenario.Scenario) (*Sim, error) {
 		default:
 			return nil, fmt.Errorf("sim: event %d: unknown kind %q", i, ev.Kind)
 		}
-		s.fab.Engine().At(ev.At, &linkEvent{s: s, ev: ev})
+		s.events().At(ev.At, &linkEvent{s: s, ev: ev})
 	}
 	s.sampler = sampler{s: s}
 	s.sampler.slot = fabric.Slot{H: &s.sampler, Late: true}
 	if sc.SampleInterval > 0 {
-		s.fab.Engine().Set(&s.sampler.slot, 0)
+		s.events().Set(&s.sampler.slot, 0)
 	}
 	// Exact snapshots at the window's start and each flow's stop (Results takes the
 	// run's end): window figures never depend on the sample interval.
 	if sc.Warmup > 0 && sc.Warmup < sc.Duration {
-		s.fab.Engine().At(sc.Warmup, &edge{s: s, flow: -1})
+		s.events().At(sc.Warmup, &edge{s: s, flow: -1})
 	}
 	for i := range s.flows {
 		if stop := sc.Flows[i].Stop; stop > 0 && stop < sc.Duration {
-			s.fab.Engine().At(stop, &edge{s: s, flow: i})
+			s.events().At(stop, &edge{s: s, flow: i})
 		}
 	}
-	s.fab.Start()
+	for k := range s.parts {
+		s.parts[k].egress = make([][]portCount, len(s.flows))
+	}
+	if s.grp != nil {
+		s.grp.Start()
+	} else {
+		s.fabs[0].Start()
+	}
 	return s, nil
+}
+
+// partitionLab assigns the lab's switches and hosts to partitions (indices from 0;
+// all 0 when the lab is not split): n of them (0: by size, see Options.Partitions), as
+// plan.Partition splits a lab into shards, each host with the switch it links to. A
+// lab with a host not linked to a switch is not split.
+func partitionLab(p *plan.Plan, n int) (sw, host []int) {
+	sw, host = make([]int, len(p.Switches)), make([]int, len(p.Hosts))
+	if n == 0 && len(p.Switches) >= 64 {
+		n = len(p.Switches) / 20
+	}
+	if n <= 1 {
+		return sw, host
+	}
+	part := p.Partition(n)
+	swIdx := map[string]int{}
+	for i, sp := range p.Switches {
+		swIdx[sp.Config.Name] = i
+	}
+	hostIdx := map[string]int{}
+	for i, hp := range p.Hosts {
+		hostIdx[hp.Config.Name] = i
+	}
+	linked := make([]bool, len(p.Hosts))
+	for _, l := range p.Links {
+		for _, e := range [][2]plan.Endpoint{{l.A, l.B}, {l.B, l.A}} {
+			if h, o := e[0], e[1]; h.IsHost && !o.IsHost {
+				host[hostIdx[h.Node]], linked[hostIdx[h.Node]] = part.Of[swIdx[o.Node]], true
+			}
+		}
+	}
+	for _, ok := range linked {
+		if !ok {
+			return make([]int, len(p.Switches)), make([]int, len(p.Hosts))
+		}
+	}
+	return part.Of, host
+}
+
+// events is the engine the sim's own events go on: the timeline, the sampler and the
+// snapshots. On a split lab it is the group's control engine: they fire between
+// windows, in the same order relative to the nodes' events as on one engine.
+func (s *Sim) events() *fabric.Engine {
+	if s.grp != nil {
+		return s.grp.Control()
+	}
+	return s.fabs[0].Engine()
 }
 
 func (s *Sim) addFlows() error {
@@ -320,7 +419,7 @@ type sampler struct {
 func (sm *sampler) Fire(now units.Time) {
 	sm.s.sample(now)
 	if next := now + sm.s.sc.SampleInterval; next < sm.s.sc.Duration {
-		sm.s.fab.Engine().Set(&sm.slot, next)
+		sm.s.events().Set(&sm.slot, next)
 	}
 }
 
@@ -450,7 +549,7 @@ func (s *Sim) flowIndex(id uint32) (int, bool) {
 // countEgress counts a data frame switch n sends on port against its flow: the paths
 // each flow took (results.Flow.Egress). The switch parsed the frame already: reef is
 // where its reef header is (0: none).
-func (s *Sim) countEgress(n *fabric.Node, port int, frame []byte, reef int) {
+func (pt *partition) countEgress(n *fabric.Node, port int, frame []byte, reef int) {
 	if reef == 0 {
 		return
 	}
@@ -458,22 +557,24 @@ func (s *Sim) countEgress(n *fabric.Node, port int, frame []byte, reef int) {
 	if v.Type() != wire.TypeData {
 		return
 	}
-	fi, ok := s.flowIndex(v.FlowID())
+	fi, ok := pt.s.flowIndex(v.FlowID())
 	if !ok {
 		return
 	}
-	f, k := &s.flows[fi], s.portBase[n.Index()]+port
-	for i := range f.egress {
-		if f.egress[i].port == k {
-			f.egress[i].frames++
+	eg, k := &pt.egress[fi], n.Tag()+port
+	for i := range *eg {
+		if (*eg)[i].port == k {
+			(*eg)[i].frames++
 			return
 		}
 	}
-	f.egress = append(f.egress, portCount{k, 1})
+	*eg = append(*eg, portCount{k, 1})
 }
 
 // Tap makes t see the frames crossing port of node (a switch's port index; a host's
-// only port is 0); port -1 taps every port of the node.
+// only port is 0); port -1 taps every port of the node. On a split lab whose Options.Each
+// runs partitions at once, taps on nodes of different partitions are called from
+// different goroutines (Backend.Run keeps a lab with captures whole).
 func (s *Sim) Tap(node string, port int, t fabric.Tap) error {
 	n := s.byHost[node]
 	for _, sw := range s.switches {
@@ -499,20 +600,36 @@ func (s *Sim) Tap(node string, port int, t fabric.Tap) error {
 // the number of events fired.
 func (s *Sim) RunUntil(t units.Time) uint64 {
 	t = min(t, s.sc.Duration)
-	return s.fab.Run(t)
+	if s.grp != nil {
+		return s.grp.Run(t)
+	}
+	return s.fabs[0].Run(t)
 }
 
 // Now is the simulated time reached.
-func (s *Sim) Now() units.Time { return s.fab.Now() }
+func (s *Sim) Now() units.Time {
+	if s.grp != nil {
+		return s.grp.Now()
+	}
+	return s.fabs[0].Now()
+}
 
 // Hops is the number of frames delivered from one node to the next so far (packet-hops).
-func (s *Sim) Hops() uint64 { return s.fab.Hops() }
+func (s *Sim) Hops() uint64 {
+	if s.grp != nil {
+		return s.grp.Hops()
+	}
+	return s.fabs[0].Hops()
+}
+
+// Partitions is the number of fabrics the lab is split into (1: not split).
+func (s *Sim) Partitions() int { return len(s.fabs) }
 
 // Results collects the run's record as of Now: end-of-run counters and every sample
 // taken. WallTime is left for the caller.
 func (s *Sim) Results() *results.Run {
 	s.flushStage()
-	now := s.fab.Now()
+	now := s.Now()
 	run := &results.Run{Backend: Name, Scenario: s.sc.Name, Duration: now}
 	for _, n := range s.hosts {
 		s.fstats = n.Host().AppendFlowStats(s.fstats[:0])
@@ -540,7 +657,10 @@ func (s *Sim) Results() *results.Run {
 		if n := len(r.Edges); started[fi] && (n == 0 || r.Edges[n-1].T != now) {
 			r.Edges = append(slices.Clip(r.Edges), ends[fi])
 		}
-		egress := slices.Clone(f.egress)
+		var egress []portCount
+		for k := range s.parts {
+			egress = append(egress, s.parts[k].egress[fi]...)
+		}
 		slices.SortFunc(egress, func(a, b portCount) int { return a.port - b.port })
 		for _, e := range egress {
 			ref := s.portRef[e.port]
