@@ -99,7 +99,10 @@ type arrival struct {
 
 // run drives s like the sim backend: frames are received at their times, Poll is
 // called at every deadline, up to until. It returns what came out.
-func run(s *Switch, in []arrival, until units.Time) []sent {
+func run(s *Switch, in []arrival, until units.Time) []sent { return runWith(s, in, until, nil) }
+
+// runWith is run, calling before (if not nil) at every deadline, before Poll.
+func runWith(s *Switch, in []arrival, until units.Time, before func(now units.Time)) []sent {
 	var out []sent
 	i := 0
 	for {
@@ -111,6 +114,9 @@ func run(s *Switch, in []arrival, until units.Time) []sent {
 		}
 		if next > until {
 			return out
+		}
+		if before != nil {
+			before(next)
 		}
 		out = append(out, pollAll(s, next)...)
 	}

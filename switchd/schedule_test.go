@@ -103,18 +103,9 @@ func TestPollPortTakesDepartedFrames(t *testing.T) {
 		}
 		s := mustNew(t, cfg)
 		got := map[int][]sent{}
-		early, i := 0, 0
+		early := 0
 		var spare []byte
-		for {
-			next := s.NextDeadline()
-			if i < len(in) && in[i].at <= next {
-				s.Receive(in[i].at, in[i].port, in[i].frame)
-				i++
-				continue
-			}
-			if next == units.Never {
-				break
-			}
+		for _, o := range runWith(s, in, units.Never-1, func(next units.Time) {
 			for _, p := range []int{1, 2, 4} { // two sprayed ports, and one that sends pause frames upstream
 				for {
 					o, ok := s.PollPort(next, p)
@@ -135,9 +126,8 @@ func TestPollPortTakesDepartedFrames(t *testing.T) {
 					got[p] = append(got[p], sent{port: o.Port, frame: want, due: o.Due})
 				}
 			}
-			for _, o := range pollAll(s, next) {
-				got[o.port] = append(got[o.port], o)
-			}
+		}) {
+			got[o.port] = append(got[o.port], o)
 		}
 		if early == 0 {
 			t.Fatalf("seed %d: PollPort returned no frame before its Due", seed)
