@@ -8,7 +8,9 @@ import (
 
 // Group runs several fabrics, the partitions of one lab, in lockstep windows of virtual
 // time, each window's share of every partition run by an executor that may use several
-// goroutines (Each). It is the sim's way onto several cores for one large run.
+// goroutines (Each). It is the sim's way onto several cores for one large run. A group
+// of one fabric runs it as Fabric.Run would, with the global events of its Control
+// engine (the sim runs every lab so, split or not).
 //
 // Partitions meet only at cut links: switch-to-switch links whose ends are in two
 // partitions. A frame leaves its switch (its serialisation ends) a link delay before

@@ -16,11 +16,13 @@ import (
 	"reef/wire"
 )
 
-// Sim is one lab wired on an Engine: a switchd.Switch per switch and a hostd.Host per
-// host, each with one pending event at its NextDeadline, plus the scenario's timeline
-// events and the sampler. Not safe for concurrent use.
+// Sim is one lab wired on a fabric.Group of one or more fabrics: a switchd.Switch per
+// switch and a hostd.Host per host, each with one pending event at its NextDeadline,
+// plus the scenario's timeline events and the sampler on the group's control engine.
+// Not safe for concurrent use.
 type Sim struct {
-	// fabs are the lab's partitions: one fabric, or several run by grp (see Options).
+	// fabs are the lab's partitions (one when it is not split), run by grp, whose
+	// control engine has the sim's own events (see Options).
 	fabs     []*fabric.Fabric
 	grp      *fabric.Group
 	parts    []partition
@@ -108,9 +110,7 @@ func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
 	for range nparts {
 		s.fabs = append(s.fabs, fabric.New())
 	}
-	if nparts > 1 {
-		s.grp = fabric.NewGroup(s.fabs, opts.Each)
-	}
+	s.grp = fabric.NewGroup(s.fabs, opts.Each)
 	swByName := map[string]*fabric.Node{}
 	for i, sp := range p.Switches {
 		cfg := sp.Config
@@ -233,11 +233,7 @@ func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
 	for k := range s.parts {
 		s.parts[k].egress = make([][]portCount, len(s.flows))
 	}
-	if s.grp != nil {
-		s.grp.Start()
-	} else {
-		s.fabs[0].Start()
-	}
+	s.grp.Start()
 	return s, nil
 }
 
@@ -279,14 +275,9 @@ func partitionLab(p *plan.Plan, n int) (sw, host []int) {
 }
 
 // events is the engine the sim's own events go on: the timeline, the sampler and the
-// snapshots. On a split lab it is the group's control engine: they fire between
-// windows, in the same order relative to the nodes' events as on one engine.
-func (s *Sim) events() *fabric.Engine {
-	if s.grp != nil {
-		return s.grp.Control()
-	}
-	return s.fabs[0].Engine()
-}
+// snapshots. It is the group's control engine: they fire between windows, in the same
+// order relative to the nodes' events as if they were on the nodes' engine.
+func (s *Sim) events() *fabric.Engine { return s.grp.Control() }
 
 func (s *Sim) addFlows() error {
 	networkRTT, err := s.sc.NetworkRTT(s.p)
@@ -599,28 +590,14 @@ func (s *Sim) Tap(node string, port int, t fabric.Tap) error {
 // RunUntil advances the simulation to t (at most the scenario's duration) and returns
 // the number of events fired.
 func (s *Sim) RunUntil(t units.Time) uint64 {
-	t = min(t, s.sc.Duration)
-	if s.grp != nil {
-		return s.grp.Run(t)
-	}
-	return s.fabs[0].Run(t)
+	return s.grp.Run(min(t, s.sc.Duration))
 }
 
 // Now is the simulated time reached.
-func (s *Sim) Now() units.Time {
-	if s.grp != nil {
-		return s.grp.Now()
-	}
-	return s.fabs[0].Now()
-}
+func (s *Sim) Now() units.Time { return s.grp.Now() }
 
 // Hops is the number of frames delivered from one node to the next so far (packet-hops).
-func (s *Sim) Hops() uint64 {
-	if s.grp != nil {
-		return s.grp.Hops()
-	}
-	return s.fabs[0].Hops()
-}
+func (s *Sim) Hops() uint64 { return s.grp.Hops() }
 
 // Partitions is the number of fabrics the lab is split into (1: not split).
 func (s *Sim) Partitions() int { return len(s.fabs) }
