@@ -303,10 +303,7 @@ func (n *Node) deliver(port int, due units.Time, frame []byte, reef int) bool {
 		}
 		return false // an unwired port: the frame leaves the lab
 	}
-	n.f.hops++
-	if n.sw != nil && n.f.egress != nil {
-		n.f.egress(n, port, frame, reef)
-	}
+	p.n.f.arrive(n, port, frame, reef)
 	p.n.tap(p.port, due, false, frame)
 	switch {
 	case p.n.sw != nil && n.sw != nil:
@@ -319,13 +316,25 @@ func (n *Node) deliver(port int, due units.Time, frame []byte, reef int) bool {
 	default:
 		p.n.h.Receive(due, p.port, frame)
 	}
-	// A frame received at due cannot make the peer's deadline earlier than due, so a
-	// wake-up already pending by then stands (it re-arms when it fires).
-	if !p.n.slot.Pending() || p.n.slot.At() > due {
+	if !p.n.armedBy(due) {
 		p.n.Rearm()
 	}
 	return false
 }
+
+// arrive counts a frame that port of from hands to another node of f, and shows it to
+// f's Egress if from is a switch.
+func (f *Fabric) arrive(from *Node, port int, frame []byte, reef int) {
+	f.hops++
+	if from.sw != nil && f.egress != nil {
+		f.egress(from, port, frame, reef)
+	}
+}
+
+// armedBy reports whether n has a wake-up pending at or before t. Frames received at t
+// cannot make its deadline earlier than t, so such a wake-up stands (it re-arms when it
+// fires) and only a node without one needs Rearm.
+func (n *Node) armedBy(t units.Time) bool { return n.slot.Pending() && n.slot.At() <= t }
 
 // Rearm keeps the node's one pending event at its NextDeadline; call it after changing
 // the node from outside the fabric (a rate change, a sample that read its queues). A

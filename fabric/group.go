@@ -221,18 +221,15 @@ type cutFrame struct {
 
 // Fire delivers the frames due by now to the receiving switch, in the order they left.
 func (l *cutLink) Fire(now units.Time) {
-	to, f := l.to, l.to.f
+	to := l.to
 	for l.head < len(l.q) && l.q[l.head].due <= now {
 		c := l.q[l.head]
 		l.q[l.head] = cutFrame{}
 		l.head++
-		f.hops++
-		// The frame is seen at its Due, as on a link in one fabric: by the receiving
-		// partition's Egress, the sending node's tap and the receiving node's.
-		if f.egress != nil {
-			f.egress(l.from, l.port, c.frame, c.reef)
-		}
+		// The frame is seen at its Due, as on a link in one fabric: by the sending
+		// node's tap, the receiving partition's Egress and the receiving node's tap.
 		l.from.tap(l.port, c.due, true, c.frame)
+		to.f.arrive(l.from, l.port, c.frame, c.reef)
 		to.tap(l.toPort, c.due, false, c.frame)
 		// The switch keeps c.frame's storage when it can and gives one of its own back.
 		if spare := to.sw.ReceiveBuffer(c.due, l.toPort, c.frame); spare != nil {
@@ -244,9 +241,9 @@ func (l *cutLink) Fire(now units.Time) {
 	if l.head == len(l.q) {
 		l.q, l.head = l.q[:0], 0
 	} else {
-		f.eng.Set(&l.slot, l.q[l.head].due)
+		to.f.eng.Set(&l.slot, l.q[l.head].due)
 	}
-	if !to.slot.Pending() || to.slot.At() > now {
+	if !to.armedBy(now) {
 		to.Rearm()
 	}
 }
