@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"reef/units"
@@ -140,88 +139,5 @@ func Place(p *Plan, f *Flow) (*Placed, error) {
 // MaxMinOf is the water-filling of MaxMin over flows placed on p (Place): their
 // max-min fair rates, one per flow, in the plan's units rounded to the nearest bit/s.
 func MaxMinOf(p *Plan, flows []*Placed) []units.Rate {
-	// The links the flows use, each once, indexed densely: the filling's rounds scan
-	// them, not every link of a large fabric.
-	dense := map[int]int{}
-	var links []int // dense index → directed link
-	uses := make([][]linkUse, len(flows))
-	for i, f := range flows {
-		uses[i] = make([]linkUse, len(f.uses))
-		for k, u := range f.uses {
-			j, ok := dense[u.link]
-			if !ok {
-				j = len(links)
-				dense[u.link] = j
-				links = append(links, u.link)
-			}
-			uses[i][k] = linkUse{j, u.w}
-		}
-	}
-	capacity := make([]float64, len(links))
-	for j, d := range links {
-		capacity[j] = float64(p.Links[d/2].Rate)
-	}
-	rate := make([]float64, len(flows))
-	frozen := make([]bool, len(flows))
-	load := make([]float64, len(capacity))   // Σ w·rate over all flows
-	weight := make([]float64, len(capacity)) // Σ w over unfrozen flows
-	active := 0
-	for i, f := range flows {
-		if f.demand == 0 && len(uses[i]) == 0 {
-			frozen[i] = true // cannot happen for a routed flow; guards the loop
-			continue
-		}
-		active++
-		for _, u := range uses[i] {
-			weight[u.link] += u.w
-		}
-	}
-	const eps = 1e-9
-	for active > 0 {
-		delta := math.Inf(1)
-		for l, w := range weight {
-			if w > eps {
-				delta = min(delta, (capacity[l]-load[l])/w)
-			}
-		}
-		for i, f := range flows {
-			if !frozen[i] && f.demand > 0 {
-				delta = min(delta, float64(f.demand)-rate[i])
-			}
-		}
-		delta = max(delta, 0)
-		for i := range flows {
-			if frozen[i] {
-				continue
-			}
-			rate[i] += delta
-			for _, u := range uses[i] {
-				load[u.link] += u.w * delta
-			}
-		}
-		// Freeze flows at their demand or on a saturated link.
-		for i, f := range flows {
-			if frozen[i] {
-				continue
-			}
-			stop := f.demand > 0 && rate[i] >= float64(f.demand)*(1-eps)
-			for _, u := range uses[i] {
-				if capacity[u.link]-load[u.link] <= capacity[u.link]*eps {
-					stop = true
-				}
-			}
-			if stop {
-				frozen[i] = true
-				active--
-				for _, u := range uses[i] {
-					weight[u.link] -= u.w
-				}
-			}
-		}
-	}
-	out := make([]units.Rate, len(flows))
-	for i, r := range rate {
-		out[i] = units.Rate(math.Round(r))
-	}
-	return out
+	return Fill(p, flows).Rates()
 }
