@@ -46,7 +46,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -372,7 +371,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 	// sample intervals) set the fair shares: segments over their starts and ends, each
 	// with the oracle's shares among the bulk flows active then. Shorter messages get
 	// their share among the bulk flows active at their start and themselves, so a
-	// workload of thousands of messages costs one oracle call per message, not a
+	// workload of thousands of messages costs a look at each message's links, not a
 	// segment each.
 	minBulk := BulkIntervals * sc.SampleInterval
 	if minBulk <= 0 {
@@ -386,8 +385,9 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	// shares runs the oracle over the flows idx (sorted), cached by set; placed
-	// gathers how the oracle placed them.
+	// shares fills the flows idx (sorted) and returns their shares by run flow index,
+	// cached by set, and the filling unless the shares were cached; placed gathers how
+	// the oracle placed the flows.
 	cache := map[string]map[int]units.Rate{}
 	var placed plan.Placement
 	defer func() { s.FairShareMethod = placed.String() }()
@@ -406,22 +406,22 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
 	}
 	oracle := metrics.NewOracle(p, fe)
-	shares := func(idx []int) (map[int]units.Rate, error) {
+	shares := func(idx []int) (map[int]units.Rate, *plan.Filling, error) {
 		key := fmt.Sprint(idx)
 		if r, ok := cache[key]; ok {
-			return r, nil
+			return r, nil, nil
 		}
-		r, how, err := oracle.Shares(idx)
+		f, how, err := oracle.Fill(idx)
 		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
+			return nil, nil, fmt.Errorf("report: %w", err)
 		}
 		placed |= how
-		m := make(map[int]units.Rate, len(idx))
-		for k, i := range idx {
-			m[i] = r[k]
+		r := make(map[int]units.Rate, len(idx))
+		for k, rate := range f.Rates() {
+			r[idx[k]] = rate
 		}
-		cache[key] = m
-		return m, nil
+		cache[key] = r
+		return r, f, nil
 	}
 	// longAt lists the bulk flows active at t (started, not yet ended).
 	var long []int
@@ -439,17 +439,64 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 		return idx
 	}
+	// A message's share is its share with the bulk flows active at its start: the
+	// filling of its segment (the bulk flows change only at the cuts) answers every
+	// message starting in it, one look at the links each crosses (Filling.With).
+	var msgs []int
+	for i := range run.Flows {
+		if !bulk[i] {
+			msgs = append(msgs, i)
+		}
+	}
+	sort.SliceStable(msgs, func(x, y int) bool { return run.Flows[msgs[x]].Start < run.Flows[msgs[y]].Start })
+	msgShare := make([]float64, n)
+	shareWith := func(fill *plan.Filling, i int) error {
+		r, how, err := oracle.ShareWith(fill, i)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		placed |= how
+		msgShare[i] = float64(r)
+		return nil
+	}
 	var segs []segment
+	var early []int // messages no segment holds
+	next := 0
 	for k := 0; k+1 < len(cuts); k++ {
 		a, b := cuts[k], cuts[k+1]
 		if b <= a || a >= to {
 			continue
 		}
-		sh, err := shares(longAt(a))
+		idx := longAt(a)
+		sh, fill, err := shares(idx)
 		if err != nil {
 			return err
 		}
 		segs = append(segs, segment{a, b, sh})
+		for ; next < len(msgs) && run.Flows[msgs[next]].Start < b; next++ {
+			i := msgs[next]
+			if run.Flows[i].Start < a {
+				early = append(early, i)
+				continue
+			}
+			if fill == nil { // the shares were cached
+				if fill, _, err = oracle.Fill(idx); err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
+			}
+			if err := shareWith(fill, i); err != nil {
+				return err
+			}
+		}
+	}
+	for _, i := range append(early, msgs[next:]...) {
+		fill, _, err := oracle.Fill(longAt(run.Flows[i].Start))
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := shareWith(fill, i); err != nil {
+			return err
+		}
 	}
 	shareAt := func(i int, t units.Time) float64 {
 		for _, sg := range segs {
@@ -489,15 +536,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 				share /= w
 			}
 		} else {
-			// A message's set holds itself, so no other asks for it: not cached.
-			idx := append(longAt(f.Start), i)
-			sort.Ints(idx)
-			r, how, err := oracle.Shares(idx)
-			if err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			placed |= how
-			share = float64(r[slices.Index(idx, i)])
+			share = msgShare[i]
 		}
 		if b > a {
 			g, exact := metrics.WindowGoodput(f, a, b)

@@ -57,7 +57,8 @@ func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, plan.Placement, e
 // Oracle answers FairShares for many subsets of one list of flows, as a run's analysis
 // asks it (one subset per interval of constant activity, and one per short message):
 // each flow is placed on the topology once, the first time a subset holds it, and
-// every subset is only filled (plan.MaxMinOf). Not safe for concurrent use.
+// every subset is only filled (plan.Fill), or, for a subset that is a filled one and
+// one flow more, answered from that filling (ShareWith). Not safe for concurrent use.
 type Oracle struct {
 	p      *plan.Plan
 	flows  []FlowEnds
@@ -74,20 +75,50 @@ func NewOracle(p *plan.Plan, flows []FlowEnds) *Oracle {
 // flows), as FairShares would with exactly those flows active, in idx's order, and how
 // they were placed.
 func (o *Oracle) Shares(idx []int) ([]units.Rate, plan.Placement, error) {
+	f, how, err := o.Fill(idx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f.Rates(), how, nil
+}
+
+// Fill water-fills the flows idx (indices into the oracle's flows) and says how they
+// were placed: Filling.Rates are their Shares, in idx's order.
+func (o *Oracle) Fill(idx []int) (*plan.Filling, plan.Placement, error) {
 	set := make([]*plan.Placed, len(idx))
 	var how plan.Placement
 	for k, i := range idx {
-		if o.placed[i] == nil {
-			pf, err := o.place(&o.flows[i])
-			if err != nil {
-				return nil, 0, fmt.Errorf("metrics: fair shares: flow %d: %w", i, err)
-			}
-			o.placed[i] = pf
+		pf, err := o.placedFlow(i)
+		if err != nil {
+			return nil, 0, err
 		}
-		set[k] = o.placed[i]
-		how |= set[k].How
+		set[k] = pf
+		how |= pf.How
 	}
-	return plan.MaxMinOf(o.p, set), how, nil
+	return plan.Fill(o.p, set), how, nil
+}
+
+// ShareWith is the share flow i (an index into the oracle's flows) gets among the
+// flows of f, a filling Fill returned that does not hold i, and how i was placed: its
+// Shares with f's flows and itself.
+func (o *Oracle) ShareWith(f *plan.Filling, i int) (units.Rate, plan.Placement, error) {
+	pf, err := o.placedFlow(i)
+	if err != nil {
+		return 0, 0, err
+	}
+	return f.With(pf), pf.How, nil
+}
+
+// placedFlow is flow i placed, the first time it is asked for.
+func (o *Oracle) placedFlow(i int) (*plan.Placed, error) {
+	if o.placed[i] == nil {
+		pf, err := o.place(&o.flows[i])
+		if err != nil {
+			return nil, fmt.Errorf("metrics: fair shares: flow %d: %w", i, err)
+		}
+		o.placed[i] = pf
+	}
+	return o.placed[i], nil
 }
 
 // place places one flow the way FairShares describes.

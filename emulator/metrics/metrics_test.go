@@ -307,7 +307,8 @@ func TestFairSharesMovedFlowsFollowMeasuredPaths(t *testing.T) {
 
 // TestOracleMatchesFairShares: an oracle asked about many subsets of one flow list, as a
 // run's analysis asks it, places each flow once and must answer every subset exactly as
-// FairShares does with only that subset active (a fresh computation each time).
+// FairShares does with only that subset active (a fresh computation each time), and
+// one flow more from the subset's filling (ShareWith) as with that flow active too.
 func TestOracleMatchesFairShares(t *testing.T) {
 	p := testlab.PlanFile(t, "../../topologies/fat-tree-k4.yaml")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -348,6 +349,29 @@ func TestOracleMatchesFairShares(t *testing.T) {
 			if got[k] != want[i] {
 				t.Errorf("round %d: flow %d (%s→%s): oracle %v, FairShares %v", round, i, flows[i].Src, flows[i].Dst, got[k], want[i])
 			}
+		}
+		// One flow more, as the analysis asks of a message: its share from the
+		// subset's filling is its share among the subset and itself (to within the
+		// rounding of a rate computed two ways).
+		j := rng.IntN(len(flows))
+		if slices.Contains(idx, j) {
+			continue
+		}
+		fill, _, err := o.Fill(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		with, _, err := o.ShareWith(fill, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		joint := append(slices.Clone(idx), j)
+		all, _, err := o.Shares(joint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := with - all[len(joint)-1]; d < -1 || d > 1 {
+			t.Errorf("round %d: flow %d with %d others: %v, among them all %v", round, j, len(idx), with, all[len(joint)-1])
 		}
 	}
 	if _, _, err := NewOracle(p, []FlowEnds{{Src: "h1", Dst: "h99"}}).Shares([]int{0}); err == nil {
