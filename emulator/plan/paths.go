@@ -213,8 +213,8 @@ func (g *graph) fastestOneWay(src, dst string, b units.Bytes) (units.Time, error
 		visiting
 		done
 	)
-	state := make(map[int]uint8)
-	best := make(map[int]units.Time) // switch → its least time to dst (Never: none)
+	state := make([]uint8, len(g.p.Switches))
+	best := make([]units.Time, len(g.p.Switches)) // switch → its least time to dst (Never: none)
 	loop := false
 	var from func(sw int) units.Time
 	from = func(sw int) units.Time {
