@@ -490,10 +490,11 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	for _, i := range append(early, msgs[next:]...) {
-		fill, _, err := oracle.Fill(longAt(run.Flows[i].Start))
+		fill, how, err := oracle.Fill(longAt(run.Flows[i].Start))
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+		placed |= how
 		if err := shareWith(fill, i); err != nil {
 			return err
 		}

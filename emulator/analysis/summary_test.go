@@ -177,7 +177,7 @@ func TestSummarize(t *testing.T) {
 }
 
 // BenchmarkSummarizeMessages summarises a run of 4 long-lived flows and 5000 messages
-// (each message gets its own oracle call).
+// (each message's share comes from its segment's filling).
 func BenchmarkSummarizeMessages(b *testing.B) {
 	tp, err := topo.Parse("t.yaml", []byte("name: t\ndefaults: {rate: 100Mbps, delay: 10us, buffer: 1MB, mtu: 1500}\ngenerator: {kind: dumbbell, hosts: 4}\n"))
 	if err != nil {
@@ -233,6 +233,52 @@ func TestBulkSizedFlowsShare(t *testing.T) {
 	}
 	if a := s.Flows[0]; a.FairShareWireBps != 100e6 {
 		t.Errorf("with b a message, a's wire share is %v, want 100 Mbps", a.FairShareWireBps)
+	}
+}
+
+// A message's fair share is its share among the bulk flows active at its start and
+// itself, whichever way the analysis gets there: a segment's filling, a segment whose
+// bulk flows an earlier one had (its shares cached), or no segment at all (a message
+// starting after the run's end).
+func TestMessageShares(t *testing.T) {
+	p := testPlan(t)
+	sc, run := testRun("exp", 1, 1)
+	sc.SampleInterval = ms / 10 // bulk: at least 1 ms
+	// b is a bulk transfer from 4 to 8 ms beside a, over s1→s2 (100 Mbps).
+	sc.Flows[1].Start, sc.Flows[1].Size = 4*ms, units.Megabyte
+	run.Flows[1].Start, run.Flows[1].Size, run.Flows[1].Finish = 4*ms, units.Megabyte, 8*ms
+	cases := []struct {
+		start units.Time
+		want  float64
+	}{
+		{0, 50e6},             // at a's start: with a
+		{1 * ms, 50e6},        // with a
+		{3*ms + 500*us, 50e6}, // beside another message
+		{3*ms + 500*us, 50e6}, // of the same start
+		{4*ms - 1, 50e6},      // just before b's start
+		{4 * ms, 100e6 / 3},   // at b's start: with a and b
+		{5 * ms, 100e6 / 3},   // with a and b
+		{8*ms - 1, 100e6 / 3}, // b's last instant
+		{8 * ms, 50e6},        // at b's end
+		{9 * ms, 50e6},        // with a again: the bulk flows of 0 to 4 ms, cached
+		{10*ms - 1, 50e6},     // the run's last instant
+		{10 * ms, 100e6},      // at its end: alone
+		{12 * ms, 100e6},      // after it: alone
+	}
+	for _, c := range cases {
+		id := uint32(len(sc.Flows) + 1)
+		name := "m" + strconv.Itoa(int(id))
+		sc.Flows = append(sc.Flows, scenario.Flow{ID: id, Name: name, Group: "msg", Src: "h2", Dst: "h4", CC: "swift", Start: c.start, Size: 10 * units.Kilobyte})
+		run.Flows = append(run.Flows, results.Flow{ID: id, Name: name, Group: "msg", Src: "h2", Dst: "h4", CC: "swift", Start: c.start, Size: 10 * units.Kilobyte, Finish: c.start + 100*us})
+	}
+	s, err := Summarize(p, sc, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		if f := s.Flows[3+i]; math.Abs(f.FairShareWireBps-c.want) > 1 {
+			t.Errorf("message %s starting at %v: share %v, want %v", f.Name, c.start, f.FairShareWireBps, units.Rate(c.want))
+		}
 	}
 }
 
