@@ -349,10 +349,12 @@ func flowEnd(f *results.Flow, sf *scenario.Flow, to units.Time) units.Time {
 	return end
 }
 
-// segment is an interval with a constant set of active long-lived flows.
-type segment struct {
+// shareRun is a bulk flow's fair share over an interval (from, to]: over consecutive
+// segments (intervals with a constant set of active bulk flows) where it stayed the
+// same.
+type shareRun struct {
 	from, to units.Time
-	share    map[int]units.Rate // by run flow index (absent: not active)
+	share    units.Rate
 }
 
 func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
@@ -385,10 +387,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
-	// shares fills the flows idx (sorted) and returns their shares by run flow index,
-	// cached by set, and the filling unless the shares were cached; placed gathers how
-	// the oracle placed the flows.
-	cache := map[string]map[int]units.Rate{}
+	// placed gathers how the oracle placed the flows.
 	var placed plan.Placement
 	defer func() { s.FairShareMethod = placed.String() }()
 	// A link going down makes ECMP switches hash over fewer ports: the flows' paths
@@ -406,22 +405,14 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
 	}
 	oracle := metrics.NewOracle(p, fe)
-	shares := func(idx []int) (map[int]units.Rate, *plan.Filling, error) {
-		key := fmt.Sprint(idx)
-		if r, ok := cache[key]; ok {
-			return r, nil, nil
-		}
+	// fill fills the flows idx; the filling is valid until the next.
+	fill := func(idx []int) (*plan.Filling, error) {
 		f, how, err := oracle.Fill(idx)
 		if err != nil {
-			return nil, nil, fmt.Errorf("report: %w", err)
+			return nil, fmt.Errorf("report: %w", err)
 		}
 		placed |= how
-		r := make(map[int]units.Rate, len(idx))
-		for k, rate := range f.Rates() {
-			r[idx[k]] = rate
-		}
-		cache[key] = r
-		return r, f, nil
+		return f, nil
 	}
 	// longAt lists the bulk flows active at t (started, not yet ended).
 	var long []int
@@ -459,8 +450,8 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		msgShare[i] = float64(r)
 		return nil
 	}
-	var segs []segment
-	var early []int // messages no segment holds
+	runs := make([][]shareRun, n) // each bulk flow's shares, by run flow index
+	var early []int               // messages no segment holds
 	next := 0
 	for k := 0; k+1 < len(cuts); k++ {
 		a, b := cuts[k], cuts[k+1]
@@ -468,21 +459,23 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			continue
 		}
 		idx := longAt(a)
-		sh, fill, err := shares(idx)
+		fill, err := fill(idx)
 		if err != nil {
 			return err
 		}
-		segs = append(segs, segment{a, b, sh})
+		for j, rate := range fill.Rates() {
+			r := &runs[idx[j]]
+			if last := len(*r) - 1; last >= 0 && (*r)[last].to == a && (*r)[last].share == rate {
+				(*r)[last].to = b
+			} else {
+				*r = append(*r, shareRun{a, b, rate})
+			}
+		}
 		for ; next < len(msgs) && run.Flows[msgs[next]].Start < b; next++ {
 			i := msgs[next]
 			if run.Flows[i].Start < a {
 				early = append(early, i)
 				continue
-			}
-			if fill == nil { // the shares were cached
-				if fill, _, err = oracle.Fill(idx); err != nil {
-					return fmt.Errorf("report: %w", err)
-				}
 			}
 			if err := shareWith(fill, i); err != nil {
 				return err
@@ -490,20 +483,19 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	for _, i := range append(early, msgs[next:]...) {
-		fill, how, err := oracle.Fill(longAt(run.Flows[i].Start))
+		fill, err := fill(longAt(run.Flows[i].Start))
 		if err != nil {
-			return fmt.Errorf("report: %w", err)
+			return err
 		}
-		placed |= how
 		if err := shareWith(fill, i); err != nil {
 			return err
 		}
 	}
+	// shareAt is bulk flow i's share at t (0 outside its runs, and for a message).
 	shareAt := func(i int, t units.Time) float64 {
-		for _, sg := range segs {
-			if t > sg.from && t <= sg.to {
-				return float64(sg.share[i])
-			}
+		r := runs[i]
+		if k := sort.Search(len(r), func(k int) bool { return r[k].to >= t }); k < len(r) && t > r[k].from {
+			return float64(r[k].share)
 		}
 		return 0
 	}
@@ -526,10 +518,10 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		var share float64
 		if bulk[i] {
 			var w float64
-			for _, sg := range segs {
-				lo, hi := max(a, sg.from), min(b, sg.to)
+			for _, r := range runs[i] {
+				lo, hi := max(a, r.from), min(b, r.to)
 				if hi > lo {
-					share += float64(sg.share[i]) * float64(hi-lo)
+					share += float64(r.share) * float64(hi-lo)
 					w += float64(hi - lo)
 				}
 			}

@@ -237,9 +237,9 @@ func TestBulkSizedFlowsShare(t *testing.T) {
 }
 
 // A message's fair share is its share among the bulk flows active at its start and
-// itself, whichever way the analysis gets there: a segment's filling, a segment whose
-// bulk flows an earlier one had (its shares cached), or no segment at all (a message
-// starting after the run's end).
+// itself, whether a segment's filling answers it (at the segment's edges, beside
+// another message, in a segment with the bulk flows of an earlier one) or no segment
+// holds it (a message starting at or after the run's end).
 func TestMessageShares(t *testing.T) {
 	p := testPlan(t)
 	sc, run := testRun("exp", 1, 1)
@@ -260,7 +260,7 @@ func TestMessageShares(t *testing.T) {
 		{5 * ms, 100e6 / 3},   // with a and b
 		{8*ms - 1, 100e6 / 3}, // b's last instant
 		{8 * ms, 50e6},        // at b's end
-		{9 * ms, 50e6},        // with a again: the bulk flows of 0 to 4 ms, cached
+		{9 * ms, 50e6},        // with a again: the bulk flows of 0 to 4 ms
 		{10*ms - 1, 50e6},     // the run's last instant
 		{10 * ms, 100e6},      // at its end: alone
 		{12 * ms, 100e6},      // after it: alone

@@ -57,12 +57,14 @@ func FairShares(p *plan.Plan, flows []FlowEnds) ([]units.Rate, plan.Placement, e
 // Oracle answers FairShares for many subsets of one list of flows, as a run's analysis
 // asks it (one subset per interval of constant activity, and one per short message):
 // each flow is placed on the topology once, the first time a subset holds it, and
-// every subset is only filled (plan.Fill), or, for a subset that is a filled one and
-// one flow more, answered from that filling (ShareWith). Not safe for concurrent use.
+// every subset is only filled (plan.Filling.Refill, in storage the oracle keeps), or,
+// for a subset that is a filled one and one flow more, answered from that filling
+// (ShareWith). Not safe for concurrent use.
 type Oracle struct {
 	p      *plan.Plan
 	flows  []FlowEnds
 	placed []*plan.Placed // per flow; nil until a subset holds it
+	fill   plan.Filling   // the last Fill
 }
 
 // NewOracle returns an oracle over flows (their Active field is ignored: Shares says
@@ -83,7 +85,8 @@ func (o *Oracle) Shares(idx []int) ([]units.Rate, plan.Placement, error) {
 }
 
 // Fill water-fills the flows idx (indices into the oracle's flows) and says how they
-// were placed: Filling.Rates are their Shares, in idx's order.
+// were placed: Filling.Rates are their Shares, in idx's order. The filling is the
+// oracle's, valid until its next Fill (or Shares).
 func (o *Oracle) Fill(idx []int) (*plan.Filling, plan.Placement, error) {
 	set := make([]*plan.Placed, len(idx))
 	var how plan.Placement
@@ -95,7 +98,7 @@ func (o *Oracle) Fill(idx []int) (*plan.Filling, plan.Placement, error) {
 		set[k] = pf
 		how |= pf.How
 	}
-	return plan.Fill(o.p, set), how, nil
+	return o.fill.Refill(o.p, set), how, nil
 }
 
 // ShareWith is the share flow i (an index into the oracle's flows) gets among the

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -17,28 +18,34 @@ import (
 // link saturates at the level where its frozen flows' load plus its unfrozen flows'
 // weight times the level reaches its rate, a flow with a demand stops there. Each
 // event freezes flows and moves the levels of the links they cross, so a filling
-// costs O(u log u) for u link crossings, not a round over every link and flow per
-// distinct level.
+// costs O(u log l) for u link crossings over l links, not a round over every link
+// and flow per distinct level.
 type Filling struct {
 	p     *Plan
 	rate  []float64 // per flow
 	dense []int32   // directed link → 1 + its index into links (0: no flow crosses it)
 	links []fillLink
-	// users holds every link's users, link by link (fillLink.users indexes it).
+	// users holds every link's users, link by link (see fillLink).
 	users []linkUser
+	// Refill's workspace, kept for the next.
+	frozen           []bool
+	heap             []int32 // links by level, a binary min-heap (fillLink.pos)
+	demands, touched []int32
 }
 
 // fillLink is one directed link the filled flows cross.
 type fillLink struct {
+	link     int32 // its directed link index
 	capacity float64
 	// users are the flows crossing it and their weight on it: Filling.users[from:to].
 	from, to int32
 	// During the filling: loaded is the frozen flows' load, weight the unfrozen
-	// flows' total weight, version counts changes (stale events are skipped), touched
-	// marks a change the current event made.
-	loaded, weight float64
-	version        int32
-	touched        bool
+	// flows' total weight, level where the link saturates if nothing else freezes
+	// first, pos its place in the heap (−1: out), touched a change the current event
+	// made.
+	loaded, weight, level float64
+	pos                   int32
+	touched               bool
 	// byRate is set once With asks about the link (see prefixes).
 	byRate *ratePrefix
 }
@@ -56,72 +63,34 @@ type linkUser struct {
 	w    float64
 }
 
-// fillEvent is a level at which a link may saturate (link ≥ 0, at the link's
-// version) or flow −1−link reaches its demand.
-type fillEvent struct {
-	level   float64
-	link    int32
-	version int32
-}
-
-// fillQueue is a binary min-heap of events by level.
-type fillQueue []fillEvent
-
-func (q *fillQueue) push(e fillEvent) {
-	*q = append(*q, e)
-	q.up(len(*q) - 1)
-}
-
-func (q fillQueue) up(i int) {
-	for i > 0 {
-		up := (i - 1) / 2
-		if q[up].level <= q[i].level {
-			return
-		}
-		q[up], q[i] = q[i], q[up]
-		i = up
-	}
-}
-
-func (q fillQueue) down(i int) {
-	for n := len(q); ; {
-		c := 2*i + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && q[c+1].level < q[c].level {
-			c++
-		}
-		if q[i].level <= q[c].level {
-			return
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-}
-
-func (q *fillQueue) pop() fillEvent {
-	h := *q
-	e, n := h[0], len(h)-1
-	h[0] = h[n]
-	*q = h[:n]
-	q.down(0)
-	return e
-}
-
 // fillEps is the weight below which a link has no unfrozen flow left (weights are
 // sums and differences of traffic shares).
 const fillEps = 1e-9
 
 // Fill water-fills flows placed on p.
-func Fill(p *Plan, flows []*Placed) *Filling {
-	f := &Filling{p: p, rate: make([]float64, len(flows)), dense: make([]int32, 2*len(p.Links))}
+func Fill(p *Plan, flows []*Placed) *Filling { return new(Filling).Refill(p, flows) }
+
+// Refill water-fills flows placed on p into f, reusing the storage of f's last
+// filling (which it replaces), and returns f: a caller filling many sets in turn
+// allocates next to nothing.
+func (f *Filling) Refill(p *Plan, flows []*Placed) *Filling {
+	if f.p != p || len(f.dense) != 2*len(p.Links) {
+		f.dense = make([]int32, 2*len(p.Links))
+	} else {
+		for _, l := range f.links {
+			f.dense[l.link] = 0
+		}
+	}
+	f.p = p
+	f.rate = resize(f.rate, len(flows))
+	f.frozen = resize(f.frozen, len(flows))
 	// The links the flows cross, each once, then every link's users in one block.
+	f.links = f.links[:0]
 	n := 0
 	for _, fl := range flows {
 		for _, u := range fl.uses {
 			if f.dense[u.link] == 0 {
-				f.links = append(f.links, fillLink{capacity: float64(p.Links[u.link/2].Rate)})
+				f.links = append(f.links, fillLink{link: int32(u.link), capacity: float64(p.Links[u.link/2].Rate)})
 				f.dense[u.link] = int32(len(f.links))
 			}
 			f.links[f.dense[u.link]-1].to++ // counted here, placed below
@@ -133,7 +102,7 @@ func Fill(p *Plan, flows []*Placed) *Filling {
 		l := &f.links[j]
 		l.from, l.to, at = at, at, at+l.to
 	}
-	f.users = make([]linkUser, n)
+	f.users = resize(f.users, n)
 	for i, fl := range flows {
 		for _, u := range fl.uses {
 			l := &f.links[f.dense[u.link]-1]
@@ -142,29 +111,33 @@ func Fill(p *Plan, flows []*Placed) *Filling {
 			l.weight += u.w
 		}
 	}
-	frozen := make([]bool, len(flows))
-	q := make(fillQueue, 0, len(f.links)+len(flows))
+	f.demands = f.demands[:0]
 	for i, fl := range flows {
+		f.rate[i], f.frozen[i] = 0, false
 		switch {
 		case fl.demand > 0:
-			q = append(q, fillEvent{level: float64(fl.demand), link: int32(-1 - i)})
+			f.demands = append(f.demands, int32(i))
 		case len(fl.uses) == 0:
-			frozen[i] = true // cannot happen for a routed flow: nothing would stop it
+			f.frozen[i] = true // cannot happen for a routed flow: nothing would stop it
 		}
 	}
+	slices.SortFunc(f.demands, func(a, b int32) int { return cmp.Compare(flows[a].demand, flows[b].demand) })
+	f.heap = f.heap[:0]
 	for j := range f.links {
-		if l := &f.links[j]; l.weight > fillEps {
-			q = append(q, fillEvent{level: l.capacity / l.weight, link: int32(j)})
+		l := &f.links[j]
+		l.pos = -1
+		if l.weight > fillEps {
+			l.level, l.pos = l.capacity/l.weight, int32(len(f.heap))
+			f.heap = append(f.heap, int32(j))
 		}
 	}
-	for i := len(q)/2 - 1; i >= 0; i-- {
-		q.down(i)
+	for i := len(f.heap)/2 - 1; i >= 0; i-- {
+		f.down(i)
 	}
-	// An event freezes flows at its level; the links they cross get their new level
-	// once the event is through.
-	var touched []int32
+	// Each event, the lowest of the next demand and the heap's lowest link, freezes
+	// flows at its level; the links they cross then get their new levels.
 	freeze := func(i int, level float64) {
-		frozen[i], f.rate[i] = true, level
+		f.frozen[i], f.rate[i] = true, level
 		for _, u := range flows[i].uses {
 			j := f.dense[u.link] - 1
 			l := &f.links[j]
@@ -172,34 +145,107 @@ func Fill(p *Plan, flows []*Placed) *Filling {
 			l.weight -= u.w
 			if !l.touched {
 				l.touched = true
-				touched = append(touched, j)
+				f.touched = append(f.touched, j)
 			}
 		}
 	}
-	for len(q) > 0 {
-		e := q.pop()
-		if e.link < 0 {
-			if i := int(-1 - e.link); !frozen[i] {
-				freeze(i, e.level)
-			}
-		} else if l := &f.links[e.link]; e.version == l.version {
+	next := 0 // into demands
+	for {
+		for next < len(f.demands) && f.frozen[f.demands[next]] {
+			next++
+		}
+		var level float64
+		switch {
+		case next < len(f.demands) && (len(f.heap) == 0 || float64(flows[f.demands[next]].demand) < f.links[f.heap[0]].level):
+			i := int(f.demands[next])
+			level = float64(flows[i].demand)
+			freeze(i, level)
+		case len(f.heap) > 0:
+			l := &f.links[f.heap[0]]
+			level = l.level
+			f.remove(0)
 			for _, u := range f.users[l.from:l.to] {
-				if !frozen[u.flow] {
-					freeze(int(u.flow), e.level)
+				if !f.frozen[u.flow] {
+					freeze(int(u.flow), level)
 				}
 			}
-		} // else the link's level moved since
-		for _, j := range touched {
+		default:
+			return f
+		}
+		for _, j := range f.touched {
 			l := &f.links[j]
 			l.touched = false
-			l.version++
-			if l.weight > fillEps {
-				q.push(fillEvent{level: max(e.level, (l.capacity-l.loaded)/l.weight), link: j, version: l.version})
+			switch {
+			case l.weight > fillEps && l.pos >= 0:
+				l.level = max(level, (l.capacity-l.loaded)/l.weight)
+				f.down(f.up(int(l.pos)))
+			case l.pos >= 0:
+				f.remove(int(l.pos))
 			}
 		}
-		touched = touched[:0]
+		f.touched = f.touched[:0]
 	}
-	return f
+}
+
+// resize returns s with length n, reallocated only when its capacity is short.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// up moves the heap's entry at i towards the root while it is lower than its parent,
+// and returns where it ends.
+func (f *Filling) up(i int) int {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if f.links[f.heap[parent]].level <= f.links[f.heap[i]].level {
+			break
+		}
+		f.swap(i, parent)
+		i = parent
+	}
+	return i
+}
+
+// down moves the heap's entry at i towards the leaves while a child is lower.
+func (f *Filling) down(i int) {
+	for n := len(f.heap); ; {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && f.links[f.heap[c+1]].level < f.links[f.heap[c]].level {
+			c++
+		}
+		if f.links[f.heap[i]].level <= f.links[f.heap[c]].level {
+			return
+		}
+		f.swap(i, c)
+		i = c
+	}
+}
+
+// swap exchanges the heap's entries at i and k.
+func (f *Filling) swap(i, k int) {
+	h := f.heap
+	h[i], h[k] = h[k], h[i]
+	f.links[h[i]].pos, f.links[h[k]].pos = int32(i), int32(k)
+}
+
+// remove takes the heap's entry at i out.
+func (f *Filling) remove(i int) {
+	last := len(f.heap) - 1
+	f.links[f.heap[i]].pos = -1
+	if i != last {
+		f.heap[i] = f.heap[last]
+		f.links[f.heap[i]].pos = int32(i)
+	}
+	f.heap = f.heap[:last]
+	if i != last {
+		f.down(f.up(i))
+	}
 }
 
 // Rates is every flow's max-min fair rate, in Fill's order, rounded to the nearest

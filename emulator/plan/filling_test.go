@@ -95,8 +95,8 @@ func naiveMaxMin(p *Plan, flows []*Placed) []float64 {
 }
 
 // Fill and With agree with the round-by-round filling on random sets of flows over a
-// fat tree and a leaf-spine: single-path (hashed), sprayed and measured-split flows,
-// some capped by a demand, on links of unequal rates.
+// fat tree and a leaf-spine: single-path (hashed) and sprayed flows, some capped by a
+// demand, on links of unequal rates; and so does a Filling refilled again and again.
 func TestFillMatchesRounds(t *testing.T) {
 	plans := []*Plan{
 		mustPlan(t, "name: ft\ndefaults: {rate: 100Gbps}\ngenerator: {kind: fat-tree, k: 4}\n"),
@@ -104,6 +104,8 @@ func TestFillMatchesRounds(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	close := func(a units.Rate, b float64) bool { return math.Abs(float64(a)-b) <= 1e-6*b+1 }
+	var reused [2]Filling // one per plan, and one for both
+	var mixed Filling
 	for trial := range 200 {
 		p := plans[trial%len(plans)]
 		n := 1 + rng.IntN(40)
@@ -125,16 +127,19 @@ func TestFillMatchesRounds(t *testing.T) {
 			placed = append(placed, pf)
 		}
 		set, m := placed[:n], placed[n]
-		fill := Fill(p, set)
 		want := naiveMaxMin(p, set)
-		for i, r := range fill.Rates() {
-			if !close(r, want[i]) {
-				t.Fatalf("trial %d: flow %d of %d: Fill %v, rounds %v", trial, i, n, r, units.Rate(want[i]))
-			}
-		}
 		joint := naiveMaxMin(p, placed)
-		if got := fill.With(m); !close(got, joint[n]) {
-			t.Fatalf("trial %d: With the %d-th flow %v, rounds over all %v", trial, n+1, got, units.Rate(joint[n]))
+		// A fresh filling, one refilled in the storage of every trial before on the
+		// same plan, and one over both plans.
+		for _, fill := range []*Filling{Fill(p, set), reused[trial%2].Refill(p, set), mixed.Refill(p, set)} {
+			for i, r := range fill.Rates() {
+				if !close(r, want[i]) {
+					t.Fatalf("trial %d: flow %d of %d: Fill %v, rounds %v", trial, i, n, r, units.Rate(want[i]))
+				}
+			}
+			if got := fill.With(m); !close(got, joint[n]) {
+				t.Fatalf("trial %d: With the %d-th flow %v, rounds over all %v", trial, n+1, got, units.Rate(joint[n]))
+			}
 		}
 	}
 }
