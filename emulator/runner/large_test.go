@@ -37,16 +37,18 @@ expectations:
 // reef run --no-figures does, and reports its wall time, CPU time and the process's
 // peak resident memory, and logs its FCT slowdowns by size bucket. The sim splits the
 // lab into 16 partitions run on every CPU (sim.Options.Partitions): on a 2-core VM it
-// takes about 16 minutes (2026-11-28: 935 s wall, 1,334 CPU-s, 2.7 GB peak; whole, on
-// one core, 2,118 CPU-s and about 35 minutes), most of it the sim, whose packet-hops
-// cost several times what they do on a k = 4 fabric (BenchmarkFatTreePermutationLarge).
+// takes about 11 minutes (2026-11-28: 653 s wall, 1,171 CPU-s, 2.5 GB peak; before the
+// analysis filled fair shares incrementally (plan.Filling) 935 s, 1,334 CPU-s and
+// 2.7 GB; whole, on one core, 2,118 CPU-s and about 35 minutes), most of it the sim,
+// whose packet-hops cost several times what they do on a k = 4 fabric
+// (BenchmarkFatTreePermutationLarge).
 // It runs only when asked for, so that `make bench` and other runs of every benchmark
 // stay within go test's default timeout:
 //
 //	REEF_LARGE=1 go test -run '^$' -bench FatTreeK16WebSearch -benchtime 1x -timeout 90m ./emulator/runner
 func BenchmarkFatTreeK16WebSearch(b *testing.B) {
 	if os.Getenv("REEF_LARGE") == "" {
-		b.Skip("set REEF_LARGE=1 to run the k = 16 fat tree's 16-minute run")
+		b.Skip("set REEF_LARGE=1 to run the k = 16 fat tree's 11-minute run")
 	}
 	dir := b.TempDir()
 	path := write(b, dir, websearchK16)
