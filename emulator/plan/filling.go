@@ -317,15 +317,7 @@ func (f *Filling) prefixes(l *fillLink) *ratePrefix {
 	for _, u := range f.users[l.from:l.to] {
 		us = append(us, user{f.rate[u.flow], u.w})
 	}
-	slices.SortFunc(us, func(a, b user) int {
-		switch {
-		case a.rate < b.rate:
-			return -1
-		case a.rate > b.rate:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(us, func(a, b user) int { return cmp.Compare(a.rate, b.rate) })
 	r := &ratePrefix{rate: make([]float64, len(us)), sumWR: make([]float64, len(us)+1), sumW: make([]float64, len(us)+1)}
 	for k, u := range us {
 		r.rate[k] = u.rate
