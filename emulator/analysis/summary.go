@@ -405,8 +405,8 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			ID: rf.ID, Moved: rf.Repaths > 0 || linkDown, Egress: rf.Egress}
 	}
 	oracle := metrics.NewOracle(p, fe)
-	// fill fills the flows idx; the filling is valid until the next.
-	fill := func(idx []int) (*plan.Filling, error) {
+	// fillBulk fills the bulk flows idx; the filling is valid until the next.
+	fillBulk := func(idx []int) (*plan.Filling, error) {
 		f, how, err := oracle.Fill(idx)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
@@ -459,7 +459,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 			continue
 		}
 		idx := longAt(a)
-		fill, err := fill(idx)
+		fill, err := fillBulk(idx)
 		if err != nil {
 			return err
 		}
@@ -483,7 +483,7 @@ func (s *Summary) flows(env *expect.Env, from, to units.Time) error {
 		}
 	}
 	for _, i := range append(early, msgs[next:]...) {
-		fill, err := fill(longAt(run.Flows[i].Start))
+		fill, err := fillBulk(longAt(run.Flows[i].Start))
 		if err != nil {
 			return err
 		}
