@@ -6,18 +6,17 @@ import (
 	"testing"
 
 	"reef/emulator/plan"
+	"reef/emulator/results"
 	"reef/emulator/scenario"
 	"reef/fabric"
 	"reef/internal/parallel"
-
-	"reef/emulator/results"
 	"reef/units"
 )
 
 // partitionedLab runs samplingLab's run (drops, marks, ties, samples every 20 µs) with
-// the given options.
-func partitionedLab(t testing.TB, d units.Time, opts Options) (*results.Run, *Sim) {
-	s := samplingSim(t, d, 20*units.Microsecond, opts, nil)
+// the given options, after edit (if not nil) has changed the plan and scenario.
+func partitionedLab(t testing.TB, d units.Time, opts Options, edit func(*plan.Plan, *scenario.Scenario)) (*results.Run, *Sim) {
+	s := samplingSim(t, d, 20*units.Microsecond, opts, edit)
 	s.RunUntil(d)
 	return s.Results(), s
 }
@@ -31,12 +30,12 @@ func workers(w int) fabric.Each {
 // them: 1, 2 and 3 workers give the same run, sample for sample.
 func TestPartitionedRunIndependentOfWorkers(t *testing.T) {
 	const d = 5 * units.Millisecond
-	want, s := partitionedLab(t, d, Options{Partitions: 4})
+	want, s := partitionedLab(t, d, Options{Partitions: 4}, nil)
 	if s.Partitions() != 4 {
 		t.Fatalf("%d partitions; want 4", s.Partitions())
 	}
 	for _, w := range []int{2, 3} {
-		got, _ := partitionedLab(t, d, Options{Partitions: 4, Each: workers(w)})
+		got, _ := partitionedLab(t, d, Options{Partitions: 4, Each: workers(w)}, nil)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%d workers: the run differs from one worker's", w)
 		}
@@ -49,20 +48,17 @@ func TestPartitionedRunIndependentOfWorkers(t *testing.T) {
 // a link's rate mid-run; a flow stops early; it has a warm-up.
 func TestPartitionedRunMatchesWhole(t *testing.T) {
 	const d = 10 * units.Millisecond
-	run := func(opts Options) (*results.Run, *Sim) {
-		s := samplingSim(t, d, 20*units.Microsecond, opts, func(p *plan.Plan, sc *scenario.Scenario) {
-			sc.Warmup = 1 * units.Millisecond
-			sc.Flows[2].Stop = 4*units.Millisecond + 3
-			for i, l := range p.Links {
-				if !l.A.IsHost && !l.B.IsHost && strings.HasPrefix(l.B.Node, "core") {
-					sc.Events = append(sc.Events, scenario.Event{At: 3 * units.Millisecond, Kind: scenario.EventRate, Link: i, Rate: 200 * units.Mbps})
-					break
-				}
+	edit := func(p *plan.Plan, sc *scenario.Scenario) {
+		sc.Warmup = 1 * units.Millisecond
+		sc.Flows[2].Stop = 4*units.Millisecond + 3
+		for i, l := range p.Links {
+			if !l.A.IsHost && !l.B.IsHost && strings.HasPrefix(l.B.Node, "core") {
+				sc.Events = append(sc.Events, scenario.Event{At: 3 * units.Millisecond, Kind: scenario.EventRate, Link: i, Rate: 200 * units.Mbps})
+				break
 			}
-		})
-		s.RunUntil(d)
-		return s.Results(), s
+		}
 	}
+	run := func(opts Options) (*results.Run, *Sim) { return partitionedLab(t, d, opts, edit) }
 	whole, s := run(Options{Partitions: 1})
 	if s.Partitions() != 1 {
 		t.Fatalf("%d partitions; want 1", s.Partitions())
