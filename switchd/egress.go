@@ -149,6 +149,22 @@ func (e *egress) pauseTime(now units.Time) units.Time {
 	return e.pauseDone + max(0, min(now, e.pauseUntil)-e.pauseFrom)
 }
 
+// nextOut is the Due of the port's next frame out among those that have left the
+// switch (Never: none), and whether it is a pause frame: a port's pause frames go
+// before its data at equal times.
+func (e *egress) nextOut() (due units.Time, ctl bool) {
+	due = units.Never
+	if e.ctl.n > 0 {
+		due, ctl = e.ctl.at(0).due, true
+	}
+	if e.ndep > 0 {
+		if d := e.q.at(0).due; d < due {
+			due, ctl = d, false
+		}
+	}
+	return due, ctl
+}
+
 // queueDelay is how long a frame arriving at now would wait before its serialisation
 // starts, if no pause or rate change intervened. now may be in the past (a frame read
 // late): the frames that have departed since then count as far as the line's last

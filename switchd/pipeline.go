@@ -204,15 +204,7 @@ func (s *Switch) portNext(i int, x *portNext) {
 		work = min(work, p.pfc.refreshAt)
 	}
 	e := &p.eg
-	due, ctl := units.Never, false
-	if e.ctl.n > 0 { // a port's pause frames go before its data at equal times
-		due, ctl = e.ctl.at(0).due, true
-	}
-	if e.ndep > 0 {
-		if d := e.q.at(0).due; d < due {
-			due, ctl = d, false
-		}
-	}
+	due, ctl := e.nextOut()
 	dl = min(dl, due)
 	egwork := units.Never
 	if e.ndep < e.q.n {

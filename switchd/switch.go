@@ -326,14 +326,11 @@ func (s *Switch) PollPort(now units.Time, port int) (Out, bool) {
 	if port < 0 || port >= len(s.ports) {
 		return Out{}, false
 	}
-	e := &s.ports[port].eg
-	switch {
-	case e.ctl.n > 0 && (e.ndep == 0 || e.ctl.at(0).due <= e.q.at(0).due):
-		return s.take(port, true), true
-	case e.ndep > 0:
-		return s.take(port, false), true
+	due, ctl := s.ports[port].eg.nextOut()
+	if due == units.Never {
+		return Out{}, false
 	}
-	return Out{}, false
+	return s.take(port, ctl), true
 }
 
 // take removes the head of port's delay line (or its pause frames', when ctl) and
