@@ -106,8 +106,16 @@ type peer struct {
 	cut  *cutLink
 }
 
-// AddSwitch adds sw, all of its ports unwired.
+// AddSwitch adds sw, all of its ports unwired. The fabric's switches share one frame
+// pool where their buffers' sizes allow (switchd.Switch.SharePool): one goroutine
+// drives them all, and the frames they hold at once are fewer than the sum of each
+// switch's peak. sw must hold no frame yet.
 func (f *Fabric) AddSwitch(sw *switchd.Switch) *Node {
+	for _, n := range f.nodes {
+		if n.sw != nil && sw.SharePool(n.sw) {
+			break
+		}
+	}
 	return f.add(&Node{sw: sw, peers: make([]peer, sw.NumPorts())})
 }
 

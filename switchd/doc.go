@@ -78,4 +78,6 @@
 //     a flowlet. Adaptive routing reads only local queues (mswift.md §4.2).
 //   - The frame pool grows on demand to 16× its initial budget (at least 64 Ki frames)
 //     and then drops (DropNoBuffer); growing allocates, steady state does not.
+//     Switches one goroutine drives may share a pool (SharePool), whose limit is then
+//     the sum of theirs.
 package switchd

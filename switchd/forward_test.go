@@ -10,15 +10,26 @@ import (
 
 // Two switches back to back, a's port 1 to b's port 0, with a burst that queues at both:
 // handing frames over with Forward gives b exactly the frames, times and counters that
-// copying them with Receive does, and a keeps working with the buffers it got back.
+// copying them with Receive does, and a keeps working with the buffers it got back;
+// so it does when the two share a pool, every buffer free again at the end.
 func TestForwardEqualsReceive(t *testing.T) {
 	type hop struct {
 		port  int
 		due   units.Time
 		frame []byte
 	}
-	pass := func(forward bool) ([]hop, []PortStats, []PortStats) {
+	pass := func(forward, shared bool) ([]hop, []PortStats, []PortStats) {
 		a, b := mustNew(t, testConfig(3)), mustNew(t, testConfig(3))
+		if shared {
+			if !b.SharePool(a) || a.pool != b.pool {
+				t.Fatal("two idle switches with equal buffers did not share a pool")
+			}
+			defer func() {
+				if !a.pool.idle() {
+					t.Errorf("shared pool: %d of %d buffers free after the run", len(a.pool.free), len(a.pool.bufs))
+				}
+			}()
+		}
 		var out []hop
 		for round := range 3 {
 			t0 := units.Time(round) * 5 * units.Millisecond
@@ -49,16 +60,51 @@ func TestForwardEqualsReceive(t *testing.T) {
 		}
 		return out, a.Stats(), b.Stats()
 	}
-	want, wa, wb := pass(false)
-	got, ga, gb := pass(true)
+	want, wa, wb := pass(false, false)
 	if len(want) != 120 {
 		t.Fatalf("copying: %d frames through both switches, want 120", len(want))
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("forwarding delivered %d frames unlike copying's %d", len(got), len(want))
+	for _, shared := range []bool{false, true} {
+		got, ga, gb := pass(true, shared)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("forwarding (shared pool %v) delivered %d frames unlike copying's %d", shared, len(got), len(want))
+		}
+		if !reflect.DeepEqual(ga, wa) || !reflect.DeepEqual(gb, wb) {
+			t.Errorf("counters differ (shared pool %v):\nforward %+v %+v\ncopy    %+v %+v", shared, ga, gb, wa, wb)
+		}
 	}
-	if !reflect.DeepEqual(ga, wa) || !reflect.DeepEqual(gb, wb) {
-		t.Errorf("counters differ:\nforward %+v %+v\ncopy    %+v %+v", ga, gb, wa, wb)
+}
+
+// SharePool joins only idle pools of equal buffers, adds up their buffers and limits,
+// and a frame forwarded within one pool keeps its storage.
+func TestSharePool(t *testing.T) {
+	a, b, c := mustNew(t, testConfig(2)), mustNew(t, testConfig(2)), mustNew(t, testConfig(2))
+	cfg := testConfig(2)
+	cfg.Ports[1].MTU = 9000
+	big := mustNew(t, cfg)
+	if big.SharePool(a) || a.SharePool(big) {
+		t.Fatal("switches with buffers of different sizes shared a pool")
+	}
+	c.Receive(0, 0, pk{dst: hostAddr(1, 1)}.build(t))
+	if c.SharePool(a) || a.SharePool(c) {
+		t.Fatal("a switch holding a frame shared its pool")
+	}
+	na, nb, la, lb := len(a.pool.bufs), len(b.pool.bufs), a.pool.limit, b.pool.limit
+	if !b.SharePool(a) || !b.SharePool(a) {
+		t.Fatal("two idle switches with equal buffers did not share a pool")
+	}
+	if got := len(a.pool.bufs); got != na+nb || len(a.pool.free) != got || a.pool.limit != la+lb {
+		t.Fatalf("shared pool: %d buffers (%d free), limit %d; want %d, all free, limit %d", got, len(a.pool.free), a.pool.limit, na+nb, la+lb)
+	}
+	a.Receive(0, 0, pk{dst: hostAddr(1, 1)}.build(t))
+	o, ok := a.Poll(units.Millisecond)
+	if !ok {
+		t.Fatal("a forwarded nothing")
+	}
+	b.Forward(o.Due, 0, a)
+	o2, ok := b.Poll(units.Second)
+	if !ok || &o2.Frame[0] != &o.Frame[0] {
+		t.Fatalf("b sent %v: a frame forwarded within one pool should keep its storage", ok)
 	}
 }
 

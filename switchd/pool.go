@@ -1,14 +1,16 @@
 package switchd
 
 // pool is a free list of fixed-size frame buffers. Buffers are allocated in slabs: the
-// first slab when the switch is built, further ones (doubling) only when a burst holds
-// more frames than any before, up to limit buffers. In steady state get and put
-// allocate nothing.
+// first slab when the switch is built, further ones (a quarter of what the pool holds,
+// at least 64 buffers) only when a burst holds more frames than any before, up to limit
+// buffers. In steady state get and put allocate nothing. Switches driven by one
+// goroutine may share a pool (Switch.SharePool).
 type pool struct {
-	size  int      // bytes per buffer: the largest frame the switch accepts
-	bufs  [][]byte // every buffer, by index
-	free  []int32  // indices of free buffers
-	limit int      // most buffers the pool will ever hold
+	size    int      // bytes per buffer: the largest frame the switch accepts
+	bufs    [][]byte // every buffer, by index
+	free    []int32  // indices of free buffers
+	limit   int      // most buffers the pool will ever hold
+	touched int      // buffers touch has written (bufs[:touched])
 }
 
 func newPool(size, initial, limit int) *pool {
@@ -38,7 +40,7 @@ func (p *pool) grow(n int) bool {
 
 // get takes a free buffer; false when the pool is exhausted and at its limit.
 func (p *pool) get() (int32, bool) {
-	if len(p.free) == 0 && !p.grow(max(len(p.bufs), 64)) {
+	if len(p.free) == 0 && !p.grow(max(len(p.bufs)/4, 64)) {
 		return -1, false
 	}
 	i := p.free[len(p.free)-1]
@@ -46,14 +48,28 @@ func (p *pool) get() (int32, bool) {
 	return i, true
 }
 
-// touch writes every page of every buffer the pool holds (see Switch.Prefault).
+// idle reports whether every buffer is free.
+func (p *pool) idle() bool { return len(p.free) == len(p.bufs) }
+
+// absorb takes every buffer of o, which holds no frame, and o's limit on top of p's.
+func (p *pool) absorb(o *pool) {
+	for _, b := range o.bufs {
+		p.free = append(p.free, int32(len(p.bufs)))
+		p.bufs = append(p.bufs, b)
+	}
+	p.limit += o.limit
+}
+
+// touch writes every page of every buffer the pool holds that it has not written
+// before (see Switch.Prefault).
 func (p *pool) touch() {
-	for _, b := range p.bufs {
+	for _, b := range p.bufs[p.touched:] {
 		for i := 0; i < len(b); i += 4096 {
 			b[i] = 0
 		}
 		b[len(b)-1] = 0
 	}
+	p.touched = len(p.bufs)
 }
 
 // put returns buffer i to the pool.

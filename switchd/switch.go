@@ -139,10 +139,30 @@ func New(cfg Config) (*Switch, error) {
 	return s, nil
 }
 
+// SharePool makes s take its frame buffers from with's pool from now on: that pool
+// gets s's buffers and s's limit on top of its own, and a frame Forward hands between
+// the two stays in its buffer. Switches one goroutine drives and wires back to back (a
+// fabric: a sim partition, a shard) share one pool, so the buffers they hold follow the
+// frames they hold at once, not the sum of each switch's busiest moment. It reports
+// false and changes nothing when the pools' buffers differ in size or either holds a
+// frame; call it before the first.
+func (s *Switch) SharePool(with *Switch) bool {
+	if s.pool == with.pool {
+		return true
+	}
+	if s.pool.size != with.pool.size || !s.pool.idle() || !with.pool.idle() || s.lent >= 0 || with.lent >= 0 {
+		return false
+	}
+	with.pool.absorb(s.pool)
+	s.pool = with.pool
+	return true
+}
+
 // Prefault writes every page of the switch's frame buffers. Fresh memory is backed
 // only when first written, so a switch daemon whose queues first fill during a run
 // takes a page fault per 4 KB on its real-time thread; it calls Prefault before the
-// run instead. (The sim need not: its time is virtual.)
+// run instead (a shared pool's buffers are written once). (The sim need not: its time
+// is virtual.)
 func (s *Switch) Prefault() { s.pool.touch() }
 
 // Name is the switch's node name.
@@ -202,6 +222,17 @@ func (s *Switch) Forward(now units.Time, port int, from *Switch) {
 		s.Receive(now, port, frame)
 		return
 	}
+	if from.pool == s.pool {
+		// One pool: the frame stays in its buffer, which passes from from to s.
+		s.release()
+		if !s.accept(port, len(frame)) {
+			return
+		}
+		b := from.lent
+		from.lent = -1
+		s.enter(now, port, b, len(frame), from.lentIP, from.lentReef)
+		return
+	}
 	b, ok := s.admit(port, len(frame))
 	if !ok {
 		return
@@ -255,8 +286,22 @@ func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
 // when the frame is dropped (or the port does not exist).
 func (s *Switch) admit(port, n int) (int32, bool) {
 	s.release()
-	if port < 0 || port >= len(s.ports) {
+	if !s.accept(port, n) {
 		return -1, false
+	}
+	b, ok := s.pool.get()
+	if !ok {
+		s.ports[port].drop(DropNoBuffer)
+		return -1, false
+	}
+	return b, true
+}
+
+// accept counts a frame of n bytes arriving on port; false when it is dropped there
+// (or the port does not exist).
+func (s *Switch) accept(port, n int) bool {
+	if port < 0 || port >= len(s.ports) {
+		return false
 	}
 	p := &s.ports[port]
 	p.rxPkts++
@@ -264,17 +309,12 @@ func (s *Switch) admit(port, n int) (int32, bool) {
 	switch {
 	case !p.up:
 		p.drop(DropPortDown)
-		return -1, false
+		return false
 	case n > s.pool.size:
 		p.drop(DropOversize)
-		return -1, false
+		return false
 	}
-	b, ok := s.pool.get()
-	if !ok {
-		p.drop(DropNoBuffer)
-		return -1, false
-	}
-	return b, true
+	return true
 }
 
 // enter puts buffer b, holding an n-byte frame that arrived on port at now, on the
