@@ -44,8 +44,11 @@ type egress struct {
 	idle               units.Time // total of the closed gaps with nothing queued (see idleTime)
 	marks              uint64
 	maxQ               units.Bytes
-	late, skew         *hist.Durations // out of line: 8 KB would spread the hot fields of the ports
-	// late0 and skew0 count the zeros not yet handed to late and skew (flushHists):
+	// late and skew are out of line (8 KB would spread the hot fields of the ports),
+	// and nil until a value that is not 0 comes (histOf) or Prefault allocates them:
+	// the sim records nothing else, and 10,000 ports would hold 80 MB of empty buckets.
+	late, skew *hist.Durations
+	// late0 and skew0 count the zeros not yet handed to late and skew (lateness):
 	// every value on the sim, most on time elsewhere, so the histograms' lines are
 	// touched only for the values that are not 0.
 	late0, skew0 uint64
@@ -184,10 +187,28 @@ func (e *egress) queueDelay(now units.Time) units.Time {
 	return max(0, free+e.rate.TxTime(rest)-now)
 }
 
-// flushHists hands the zeros counted in late0 and skew0 to the histograms, before
-// they are read.
-func (e *egress) flushHists() {
-	e.late.AddZeros(e.late0)
-	e.skew.AddZeros(e.skew0)
-	e.late0, e.skew0 = 0, 0
+// histOf is *h, allocated if it is nil.
+func histOf(h **hist.Durations) *hist.Durations {
+	if *h == nil {
+		*h = new(hist.Durations)
+	}
+	return *h
+}
+
+// lateness summarises the release lateness and the schedule skew of the frames so far.
+// A histogram never allocated holds only the zeros counted in late0 or skew0; the
+// others get their zeros first.
+func (e *egress) lateness() (late, skew hist.Summary) {
+	return summaryOf(e.late, &e.late0), summaryOf(e.skew, &e.skew0)
+}
+
+// summaryOf summarises h after handing it the zeros counted in *zeros (h nil: those
+// zeros are all there is, and stay counted there).
+func summaryOf(h *hist.Durations, zeros *uint64) hist.Summary {
+	if h == nil {
+		return hist.Summary{Count: *zeros}
+	}
+	h.AddZeros(*zeros)
+	*zeros = 0
+	return h.Summary()
 }

@@ -376,11 +376,11 @@ func (s *Switch) enqueue(out int, t units.Time, k pkt, v wire.View) {
 		}
 	}
 	if k.t < e.lastArr {
-		e.skew.Add(e.displaced(k.t)) // read late: behind frames that arrived after it
+		histOf(&e.skew).Add(e.displaced(k.t)) // read late: behind frames that arrived after it
 		e.maxBehind = max(e.maxBehind, e.lastArr-k.t)
 	} else {
 		e.lastArr = k.t
-		e.skew0++ // see flushHists
+		e.skew0++ // see lateness
 	}
 	f := v.Frame
 	copy(f[0:6], p.cfg.PeerMAC[:])

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"reef/internal/hist"
 	"reef/units"
 	"reef/wire"
 )
@@ -112,7 +111,6 @@ func New(cfg Config) (*Switch, error) {
 	}
 	s.lb = newBalancer(cfg.LB, cfg.Seed, lbRng, s)
 	size, want := 0, 0
-	hists := make([]hist.Durations, 2*len(cfg.Ports))
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
 		p.cfg, p.up = pc, true
@@ -121,7 +119,7 @@ func New(cfg Config) (*Switch, error) {
 		if pc.ECN != nil {
 			ecn = *pc.ECN
 		}
-		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: MaxFrame(pc.MTU), mark: newMarker(ecn, ecnRng), late: &hists[2*i], skew: &hists[2*i+1]}
+		p.eg = egress{rate: pc.Rate, delay: pc.Delay, cap: pc.Buffer, mtu: MaxFrame(pc.MTU), mark: newMarker(ecn, ecnRng)}
 		s.pfc = s.pfc || pc.PFC.Enabled
 		size = max(size, MaxFrame(pc.MTU))
 		// Budget: a full queue and both links' flight of full-size frames, plus slack.
@@ -158,12 +156,20 @@ func (s *Switch) SharePool(with *Switch) bool {
 	return true
 }
 
-// Prefault writes every page of the switch's frame buffers. Fresh memory is backed
-// only when first written, so a switch daemon whose queues first fill during a run
-// takes a page fault per 4 KB on its real-time thread; it calls Prefault before the
-// run instead (a shared pool's buffers are written once). (The sim need not: its time
-// is virtual.)
-func (s *Switch) Prefault() { s.pool.touch() }
+// Prefault writes every page of the switch's frame buffers and allocates its ports'
+// lateness histograms. Fresh memory is backed only when first written, so a switch
+// daemon whose queues first fill during a run takes a page fault per 4 KB on its
+// real-time thread, and a first late frame would allocate; it calls Prefault before
+// the run instead (a shared pool's buffers are written once). (The sim need not: its
+// time is virtual, and nothing in it is late.)
+func (s *Switch) Prefault() {
+	s.pool.touch()
+	for i := range s.ports {
+		e := &s.ports[i].eg
+		histOf(&e.late)
+		histOf(&e.skew)
+	}
+}
 
 // Name is the switch's node name.
 func (s *Switch) Name() string { return s.name }
@@ -384,7 +390,7 @@ func (s *Switch) take(port int, ctl bool) Out {
 		p = e.q.pop()
 		e.ndep--
 		if l := max(s.now, s.wall) - p.due; l > 0 {
-			e.late.Add(l)
+			histOf(&e.late).Add(l)
 		} else {
 			e.late0++ // on time (Add counts a negative as 0)
 		}
@@ -491,8 +497,7 @@ func (s *Switch) AppendStats(dst []PortStats) []PortStats {
 			HeldBytes: p.pfc.held,
 		})
 		st := &dst[len(dst)-1]
-		e.flushHists()
-		st.Lateness, st.Skew = e.late.Summary(), e.skew.Summary()
+		st.Lateness, st.Skew = e.lateness()
 	}
 	return dst
 }

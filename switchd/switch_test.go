@@ -254,3 +254,29 @@ func TestPollNeverDrains(t *testing.T) {
 		t.Errorf("NextDeadline after draining: %v, want never", d)
 	}
 }
+
+// A port's lateness histograms exist only once a frame is late (or Prefault asks for
+// them): frames released on time are counted without one, and the zeros counted before
+// the first late frame join the histogram it brings.
+func TestLatenessHistogramsOnDemand(t *testing.T) {
+	s := mustNew(t, testConfig(2))
+	for i := range 4 {
+		s.Receive(units.Time(i)*units.Microsecond, 0, pk{dst: hostAddr(1, i)}.build(t))
+	}
+	run(s, nil, units.Millisecond)
+	e := &s.ports[1].eg
+	if st := s.Stats()[1]; st.Lateness != (Lateness{Count: 4}) || e.late != nil || e.skew != nil {
+		t.Fatalf("on time: lateness %+v, histograms allocated %v, %v; want 4 frames at 0 and none", st.Lateness, e.late != nil, e.skew != nil)
+	}
+	s.Receive(2*units.Millisecond, 0, pk{dst: hostAddr(1, 9)}.build(t))
+	pollAll(s, 10*units.Millisecond) // long after the frame was due
+	st := s.Stats()[1]
+	if st.Lateness.Count != 5 || st.Lateness.P50 != 0 || st.Lateness.Max < 7*units.Millisecond || e.late == nil {
+		t.Fatalf("one late frame after 4 on time: lateness %+v; want 5 frames, p50 0, max near 8ms", st.Lateness)
+	}
+	p := mustNew(t, testConfig(2))
+	p.Prefault()
+	if p.ports[0].eg.late == nil || p.ports[1].eg.skew == nil {
+		t.Fatal("Prefault left a port's lateness histograms to be allocated in the run")
+	}
+}
