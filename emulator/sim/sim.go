@@ -62,8 +62,6 @@ type partition struct {
 type flowRec struct {
 	res  results.Flow
 	host *hostd.Host
-	// idx is the flow's position in its host's FlowStats.
-	idx int
 }
 
 type portCount struct {
@@ -325,7 +323,7 @@ func (s *Sim) addFlows() error {
 		rec := flowRec{
 			res: results.Flow{ID: f.ID, Name: f.Name, Group: f.Group, Src: f.Src, Dst: f.Dst, CC: f.CC,
 				Size: f.Size, Start: f.Start},
-			host: src.Host(), idx: len(src.Host().FlowStats()) - 1,
+			host: src.Host(),
 		}
 		if every := s.sc.SampleInterval; every > 0 && f.Size == 0 && f.Start < s.sc.Duration {
 			// a long-lived flow is sampled from its start to the end: its series is
