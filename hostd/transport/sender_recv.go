@@ -121,6 +121,11 @@ func (s *Sender) onAck(now units.Time, h *wire.Header, ackLen int) {
 	if s.totalPkts > 0 && s.una >= s.totalPkts && !s.done {
 		s.done, s.doneAt = true, now
 		s.timers = [nTimers]units.Time{units.Never, units.Never}
+		// Every packet is acknowledged (una = nxt = totalPkts): nothing reads the ring
+		// or the retransmission queue again (their readers walk [una, nxt) or skip
+		// packets below una), so a finished flow gives them up. A run of many short
+		// flows then holds rings only for the flows in progress.
+		s.ring, s.mask, s.retxQ, s.retxHead = nil, 0, nil, 0
 	}
 }
 

@@ -394,3 +394,54 @@ func TestRTOOutlastsDelayedAck(t *testing.T) {
 		})
 	}
 }
+
+// A finished flow gives up its packet ring and retransmission queue, and what reaches
+// it after (duplicate and late ACKs, a CNP, its timers, polls) finds nothing there to
+// read: nothing panics, nothing goes out, and its byte count and finish stay.
+func TestFinishedSenderReleasesRing(t *testing.T) {
+	p := newPair(t, 4, 0)
+	s, err := NewSender(SenderConfig{FlowID: 9, Addrs: wire.Addrs{Src: addrA, Dst: addrB}, Size: 3500, MSS: 1000,
+		LineRate: units.Gbps, MPDUnit: 100, Tuning: DefaultTuning(), Alg: p.alg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.s = s
+	var data [][]byte
+	for range 4 {
+		data = append(data, p.send())
+		p.now += units.Microsecond
+	}
+	// 1-3 arrive, 0 is late: RACK declares it lost and it goes out again.
+	var acks [][]byte
+	p.now = 20 * units.Microsecond
+	for _, d := range data[1:] {
+		acks = append(acks, p.deliver(d))
+	}
+	for _, a := range acks {
+		p.ack(a)
+	}
+	p.now = 40 * units.Microsecond
+	p.s.HandleTimeout(p.now)
+	re := p.send()
+	acks = append(acks, p.deliver(re))
+	p.ack(acks[len(acks)-1])
+	done, at := p.s.Done()
+	if !done || p.s.ring != nil || p.s.retxQ != nil {
+		t.Fatalf("after the last ACK: done %v, ring %d entries, retransmission queue %d; want done and both released", done, len(p.s.ring), len(p.s.retxQ))
+	}
+	acked := p.s.Stats().BytesAcked
+	// The original of packet 0 arrives after all, then every ACK again.
+	p.now += units.Microsecond
+	acks = append(acks, p.deliver(data[0]))
+	for _, a := range acks {
+		p.ack(a)
+	}
+	p.s.HandlePacket(p.now, wire.View{Frame: nil})
+	p.s.HandleTimeout(units.Second)
+	if _, ok := p.s.PollTransmit(units.Second, p.buf); ok {
+		t.Error("a finished flow sent a frame")
+	}
+	if d, a := p.s.Done(); !d || a != at || p.s.Stats().BytesAcked != acked || acked != 3500 {
+		t.Errorf("after late ACKs: done %v at %v, %d bytes acked; want done at %v, 3500 bytes", d, a, p.s.Stats().BytesAcked, at)
+	}
+}
