@@ -583,3 +583,42 @@ func TestResumedHoldEnds(t *testing.T) {
 		t.Fatal("no timeout after the hold")
 	}
 }
+
+// AppendActiveProgress reports the flows running now and those that finished since
+// the count the caller passes back: a flow not started yet is left out, and a finished
+// one is reported once, by the first call after its end, at its final state.
+func TestActiveProgress(t *testing.T) {
+	n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps, hosttest.Port{Rate: units.Gbps})
+	dst := h1.Config().Addr
+	addFlow(t, h0, hostd.FlowSpec{ID: 1, Dst: dst, Alg: &hosttest.Fixed{W: 8_000}})                                             // long-lived
+	addFlow(t, h0, hostd.FlowSpec{ID: 2, Dst: dst, Size: 10_000, Alg: &hosttest.Fixed{W: 8_000}})                               // ends early
+	addFlow(t, h0, hostd.FlowSpec{ID: 3, Dst: dst, Size: 10_000, Start: 5 * units.Millisecond, Alg: &hosttest.Fixed{W: 8_000}}) // starts late
+	since := 0
+	for _, step := range []struct {
+		until units.Time
+		want  map[uint32]bool // reported flows: done or not
+		ended int
+	}{
+		{units.Millisecond, map[uint32]bool{1: false, 2: true}, 1},
+		{2 * units.Millisecond, map[uint32]bool{1: false}, 1},
+		{10 * units.Millisecond, map[uint32]bool{1: false, 3: true}, 2},
+		{11 * units.Millisecond, map[uint32]bool{1: false}, 2},
+	} {
+		run(t, n, step.until)
+		var got []hostd.FlowProgress
+		got, since = h0.AppendActiveProgress(nil, since)
+		stats := map[uint32]hostd.FlowStats{}
+		for _, s := range h0.FlowStats() {
+			stats[s.ID] = s
+		}
+		if len(got) != len(step.want) || since != step.ended {
+			t.Fatalf("at %v: %d flows reported, %d ended; want %v and %d", step.until, len(got), since, step.want, step.ended)
+		}
+		for _, p := range got {
+			done, ok := step.want[p.ID]
+			if s := stats[p.ID]; !ok || p.Done != done || !p.Started || p.BytesAcked != s.BytesAcked || p.Cwnd != s.Cwnd {
+				t.Errorf("at %v: flow %d reported %+v; want it %v, done %v, %d bytes acked", step.until, p.ID, p, ok, done, s.BytesAcked)
+			}
+		}
+	}
+}

@@ -61,17 +61,31 @@ type FlowProgress struct {
 	Retransmits               uint64
 }
 
-// AppendFlowProgress appends every sending flow's progress to dst, in AddFlow order:
-// AppendFlowStats without the rest of FlowStats, for a driver that samples often.
-func (h *Host) AppendFlowProgress(dst []FlowProgress) []FlowProgress {
-	for _, f := range h.flows {
-		st := f.snd.Stats()
-		done, _ := f.snd.Done()
-		dst = append(dst, FlowProgress{ID: f.spec.ID, Started: f.started, Done: done,
-			BytesAcked: st.BytesAcked, Cwnd: f.snd.Alg().Window(), PacingRate: f.snd.Alg().Rate(),
-			LastRTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD, Retransmits: st.Retransmits})
+// AppendActiveProgress appends to dst the progress of every flow running now and of
+// every flow that finished after the first since flows to finish, and returns dst and
+// how many flows have finished. A driver that samples often passes that count back
+// the next time: it reads each flow from its start to the first sample after its end,
+// AppendFlowStats without the rest of FlowStats, and never walks the flows that have
+// not started or that ended samples ago (a run of many short flows has thousands).
+func (h *Host) AppendActiveProgress(dst []FlowProgress, since int) ([]FlowProgress, int) {
+	for _, f := range h.active {
+		if !f.finished { // finished ones are in done, until the next timer pass drops them
+			dst = append(dst, f.progress())
+		}
 	}
-	return dst
+	for _, f := range h.done[min(since, len(h.done)):] {
+		dst = append(dst, f.progress())
+	}
+	return dst, len(h.done)
+}
+
+// progress is f's FlowProgress now.
+func (f *flow) progress() FlowProgress {
+	st := f.snd.Stats()
+	done, _ := f.snd.Done()
+	return FlowProgress{ID: f.spec.ID, Started: f.started, Done: done,
+		BytesAcked: st.BytesAcked, Cwnd: f.snd.Alg().Window(), PacingRate: f.snd.Alg().Rate(),
+		LastRTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD, Retransmits: st.Retransmits}
 }
 
 // Skew summarises, over the reef frames the host received, how stale its decisions

@@ -45,8 +45,11 @@ type Sim struct {
 	depths    []switchd.Depth
 	psamples  []switchd.Sample
 	fprog     []hostd.FlowProgress
-	stage     portStage
-	paths     map[pathKey]pathVal
+	// sampledDone is, per host (as hosts), how many of its flows had finished at the
+	// last sample (hostd.Host.AppendActiveProgress).
+	sampledDone []int
+	stage       portStage
+	paths       map[pathKey]pathVal
 }
 
 // partition is a fabric's share of what the sim counts per packet: only the goroutine
@@ -214,6 +217,7 @@ func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
 		s.events().At(ev.At, &linkEvent{s: s, ev: ev})
 	}
 	s.sampler = sampler{s: s}
+	s.sampledDone = make([]int, len(s.hosts))
 	s.sampler.slot = fabric.Slot{H: &s.sampler, Late: true}
 	if sc.SampleInterval > 0 {
 		s.events().Set(&s.sampler.slot, 0)
@@ -413,8 +417,8 @@ func (sm *sampler) Fire(now units.Time) {
 }
 
 func (s *Sim) sample(now units.Time) {
-	for _, h := range s.hosts {
-		s.fprog = h.Host().AppendFlowProgress(s.fprog[:0])
+	for k, h := range s.hosts {
+		s.fprog, s.sampledDone[k] = h.Host().AppendActiveProgress(s.fprog[:0], s.sampledDone[k])
 		for i := range s.fprog {
 			p := &s.fprog[i]
 			fi, ok := s.flowIndex(p.ID)
