@@ -171,8 +171,8 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Size > 0 {
 		s.totalPkts = uint64((cfg.Size + cfg.MSS - 1) / cfg.MSS)
 	}
-	s.ring = make([]sentPkt, 64)
-	s.mask = 63
+	// The packet ring comes with the first packet sent (grow): a run of many flows
+	// builds them all up front, and holds rings only for those that have started.
 	s.retxQ = make([]uint64, 0, 16)
 	s.hdr.Sacks = make([]wire.SackBlock, 0, wire.MaxSack)
 	s.hdr.Hops = make([]wire.Hop, 0, wire.MaxHops)
@@ -257,8 +257,9 @@ func (s *Sender) HandlePacket(now units.Time, v wire.View) {
 // pkt returns the ring entry of packet seq (una ≤ seq < nxt).
 func (s *Sender) pkt(seq uint64) *sentPkt { return &s.ring[seq&s.mask] }
 
+// grow doubles the packet ring (the first one holds 64 packets).
 func (s *Sender) grow() {
-	n := len(s.ring) * 2
+	n := max(len(s.ring)*2, 64)
 	ring := make([]sentPkt, n)
 	for q := s.una; q < s.nxt; q++ {
 		ring[q&uint64(n-1)] = s.ring[q&s.mask]

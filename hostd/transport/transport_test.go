@@ -395,10 +395,10 @@ func TestRTOOutlastsDelayedAck(t *testing.T) {
 	}
 }
 
-// A finished flow gives up its packet ring and retransmission queue, and what reaches
-// it after (duplicate and late ACKs, a CNP, its timers, polls) finds nothing there to
+// A flow's packet ring comes with its first packet, and a finished flow gives up its
+// ring and retransmission queue; what reaches it after (duplicate and late ACKs, a CNP, its timers, polls) finds nothing there to
 // read: nothing panics, nothing goes out, and its byte count and finish stay.
-func TestFinishedSenderReleasesRing(t *testing.T) {
+func TestSenderRingLifetime(t *testing.T) {
 	p := newPair(t, 4, 0)
 	s, err := NewSender(SenderConfig{FlowID: 9, Addrs: wire.Addrs{Src: addrA, Dst: addrB}, Size: 3500, MSS: 1000,
 		LineRate: units.Gbps, MPDUnit: 100, Tuning: DefaultTuning(), Alg: p.alg})
@@ -406,10 +406,16 @@ func TestFinishedSenderReleasesRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.s = s
+	if s.ring != nil {
+		t.Fatalf("a sender that sent nothing holds a ring of %d packets", len(s.ring))
+	}
 	var data [][]byte
 	for range 4 {
 		data = append(data, p.send())
 		p.now += units.Microsecond
+	}
+	if len(s.ring) != 64 {
+		t.Fatalf("after 4 packets the ring holds %d, want 64", len(s.ring))
 	}
 	// 1-3 arrive, 0 is late: RACK declares it lost and it goes out again.
 	var acks [][]byte
