@@ -37,18 +37,22 @@ expectations:
 // reef run --no-figures does, and reports its wall time, CPU time and the process's
 // peak resident memory, and logs its FCT slowdowns by size bucket. The sim splits the
 // lab into 16 partitions run on every CPU (sim.Options.Partitions): on a 2-core VM it
-// takes about 11 minutes (2026-11-28: 653 s wall, 1,171 CPU-s, 2.5 GB peak; before the
-// analysis filled fair shares incrementally (plan.Filling) 935 s, 1,334 CPU-s and
-// 2.7 GB; whole, on one core, 2,118 CPU-s and about 35 minutes), most of it the sim,
+// takes 4 to 11 minutes, as busy as the machine is (2026-11-28: 266 s wall, 500 CPU-s,
+// 1.04 GB peak, where the same machine ran the day's first build in 306 s, 566 CPU-s
+// and 2.6 GB: the switches of a partition now share one frame pool, and the sim's heap
+// is collected before the analysis; the day before, on a busier machine, 653 s and
+// 2.5 GB; whole, on one core, 2,118 CPU-s and about 35 minutes), most of it the sim,
 // whose packet-hops cost several times what they do on a k = 4 fabric
-// (BenchmarkFatTreePermutationLarge).
+// (BenchmarkFatTreePermutationLarge). Its peak memory still grows with the run's
+// length, more slowly: 0.69 GB at 3 ms of paper time, 1.04 GB at 10 ms, 1.77 GB at
+// 20 ms (the queues' new peaks, the flows, and the results themselves).
 // It runs only when asked for, so that `make bench` and other runs of every benchmark
 // stay within go test's default timeout:
 //
 //	REEF_LARGE=1 go test -run '^$' -bench FatTreeK16WebSearch -benchtime 1x -timeout 90m ./emulator/runner
 func BenchmarkFatTreeK16WebSearch(b *testing.B) {
 	if os.Getenv("REEF_LARGE") == "" {
-		b.Skip("set REEF_LARGE=1 to run the k = 16 fat tree's 11-minute run")
+		b.Skip("set REEF_LARGE=1 to run the k = 16 fat tree's run (4 to 11 minutes)")
 	}
 	dir := b.TempDir()
 	path := write(b, dir, websearchK16)
