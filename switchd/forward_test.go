@@ -90,8 +90,11 @@ func TestSharePool(t *testing.T) {
 		t.Fatal("a switch holding a frame shared its pool")
 	}
 	na, nb, la, lb := len(a.pool.bufs), len(b.pool.bufs), a.pool.limit, b.pool.limit
-	if !b.SharePool(a) || !b.SharePool(a) {
+	if !b.SharePool(a) {
 		t.Fatal("two idle switches with equal buffers did not share a pool")
+	}
+	if !b.SharePool(a) {
+		t.Fatal("sharing a pool already shared failed")
 	}
 	if got := len(a.pool.bufs); got != na+nb || len(a.pool.free) != got || a.pool.limit != la+lb {
 		t.Fatalf("shared pool: %d buffers (%d free), limit %d; want %d, all free, limit %d", got, len(a.pool.free), a.pool.limit, na+nb, la+lb)
