@@ -61,12 +61,12 @@ type FlowProgress struct {
 	Retransmits               uint64
 }
 
-// AppendActiveProgress appends to dst the progress of every flow running now and of
-// every flow that finished after the first since flows to finish, and returns dst and
-// how many flows have finished. A driver that samples often passes that count back
-// the next time: it reads each flow from its start to the first sample after its end,
-// AppendFlowStats without the rest of FlowStats, and never walks the flows that have
-// not started or that ended samples ago (a run of many short flows has thousands).
+// AppendActiveProgress appends to dst the progress (the part of FlowStats a time-series
+// sample reads) of every flow running now and of every flow that finished after the
+// first since flows to finish, and returns dst and how many flows have finished. A
+// driver that samples often passes that count back the next time: it reads each flow
+// from its start to the first sample after its end, and never walks the flows that
+// have not started or that ended samples ago (a run of many short flows has thousands).
 func (h *Host) AppendActiveProgress(dst []FlowProgress, since int) ([]FlowProgress, int) {
 	for _, f := range h.active {
 		if !f.finished { // finished ones are in done, until the next timer pass drops them
