@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -52,18 +51,6 @@ func (b Backend) Run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, o
 	if sc.Duration <= 0 {
 		return nil, fmt.Errorf("sim: scenario %s: duration must be > 0, got %v", sc.Name, sc.Duration)
 	}
-	run, err := b.run(ctx, p, sc, opts)
-	// The sim's state (frame pools, queues, hosts and flows) is garbage now, most of the
-	// heap on a large lab. Collected at once, its memory goes to the analysis that
-	// follows; left to the collector's pacing, the heap first grows to twice what the
-	// sim held (a k = 16 fat tree's 10 ms WebSearch run: 2.0 GB peak RSS before this
-	// and the lazy lateness histograms, 1.1 GB after).
-	runtime.GC()
-	return run, err
-}
-
-// run is Run without the collection after it.
-func (b Backend) run(ctx context.Context, p *plan.Plan, sc *scenario.Scenario, opts emulator.RunOptions) (*results.Run, error) {
 	var start units.Time
 	if b.Wall != nil {
 		start = b.Wall()
