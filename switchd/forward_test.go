@@ -76,7 +76,8 @@ func TestForwardEqualsReceive(t *testing.T) {
 }
 
 // SharePool joins only idle pools of equal buffers, adds up their buffers and limits,
-// and a frame forwarded within one pool keeps its storage.
+// and a frame forwarded within one pool passes on in its buffer: one buffer in use, no
+// second one taken for an exchange.
 func TestSharePool(t *testing.T) {
 	a, b, c := mustNew(t, testConfig(2)), mustNew(t, testConfig(2)), mustNew(t, testConfig(2))
 	cfg := testConfig(2)
@@ -105,6 +106,9 @@ func TestSharePool(t *testing.T) {
 		t.Fatal("a forwarded nothing")
 	}
 	b.Forward(o.Due, 0, a)
+	if inUse := len(a.pool.bufs) - len(a.pool.free); inUse != 1 || a.lent != -1 {
+		t.Fatalf("after a forward within one pool: %d buffers in use, a still lends %d; want 1 and none", inUse, a.lent)
+	}
 	o2, ok := b.Poll(units.Second)
 	if !ok || &o2.Frame[0] != &o.Frame[0] {
 		t.Fatalf("b sent %v: a frame forwarded within one pool should keep its storage", ok)
