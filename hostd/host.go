@@ -177,7 +177,6 @@ type Host struct {
 	flows    []*flow // every flow, in AddFlow order (stats)
 	waiting  []*flow // flows not started yet, by Start; waiting[waitHead:] are live
 	active   []*flow // started flows that are not finished, in AddFlow order
-	done     []*flow // finished flows, in the order they finished (as completions)
 	byID     map[uint32]*flow
 	waitHead int
 	// Lower bounds over the active flows' cached timer (stop included) and ready
@@ -399,7 +398,6 @@ func (h *Host) checkDone(f *flow) {
 		c := Completion{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size,
 			Start: f.spec.Start, Finish: at, FCT: at - f.spec.Start}
 		h.completions = append(h.completions, c)
-		h.done = append(h.done, f)
 		h.log.Debug("flow finished", "host", h.cfg.Name, "flow", f.spec.ID, "size", f.spec.Size, "fct", c.FCT)
 	}
 }

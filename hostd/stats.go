@@ -69,14 +69,14 @@ type FlowProgress struct {
 // have not started or that ended samples ago (a run of many short flows has thousands).
 func (h *Host) AppendActiveProgress(dst []FlowProgress, since int) ([]FlowProgress, int) {
 	for _, f := range h.active {
-		if !f.finished { // finished ones are in done, until the next timer pass drops them
+		if !f.finished { // finished ones are in completions, until the next timer pass drops them
 			dst = append(dst, f.progress())
 		}
 	}
-	for _, f := range h.done[min(since, len(h.done)):] {
-		dst = append(dst, f.progress())
+	for _, c := range h.completions[min(since, len(h.completions)):] {
+		dst = append(dst, h.byID[c.ID].progress())
 	}
-	return dst, len(h.done)
+	return dst, len(h.completions)
 }
 
 // progress is f's FlowProgress now.
