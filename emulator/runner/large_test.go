@@ -43,9 +43,22 @@ expectations:
 // is collected before the analysis; the day before, on a busier machine, 653 s and
 // 2.5 GB; whole, on one core, 2,118 CPU-s and about 35 minutes), most of it the sim,
 // whose packet-hops cost several times what they do on a k = 4 fabric
-// (BenchmarkFatTreePermutationLarge). Its peak memory still grows with the run's
-// length, more slowly: 0.69 GB at 3 ms of paper time, 1.04 GB at 10 ms, 1.77 GB at
-// 20 ms (the queues' new peaks, the flows, and the results themselves).
+// (BenchmarkFatTreePermutationLarge). Its peak memory grows with the run's length:
+// 0.64-0.70 GB at 3 ms of paper time, 1.04 GB at 10 ms, 1.58 GB at 20 ms (2026-11-28),
+// because the fabric is still filling: the queues summed over every port (queues.csv)
+// hold 14 MB at 0.2 ms and 58 MB at 2.8 ms, Swift's standing queues growing with the
+// flows alive, and the largest web-search flows live for milliseconds. At 20 ms the
+// heap held 1.25 GB: 454 MB of frames queued and on the links (buffers, queue storage,
+// frames between partitions), about 240 MB of flows (every flow of the run is built up
+// front; senders, receivers, their algorithms and records: 3 KB each), 200 MB of
+// results (the sample series) and 130 MB of plan and wiring. Releasing the buffers
+// and queue storage unused since the previous 100 µs (so that they follow the recent
+// peak, not the run's largest) left the 3 ms heap as it was: those buffers are frames
+// actually held. The CPU time per millisecond of paper time grows with them (50 s per
+// ms over 10 ms, 100 s over 20 ms: 2,032 CPU-s, 19 minutes): once the frames held
+// outgrow the processor's caches, each hop's first read of a frame's header misses
+// (18% of a 3 ms run's profile; transparent huge pages, `always` rather than Debian's
+// `madvise`, saved 6% of it, alternating two runs each).
 // It runs only when asked for, so that `make bench` and other runs of every benchmark
 // stay within go test's default timeout:
 //
