@@ -199,6 +199,7 @@ type Host struct {
 
 	completions []Completion
 	stats       HostStats
+	scratch     *transport.Scratch // shared by the host's senders
 	// committed is the latest computed time the host acted at (a NIC start, a timer);
 	// a frame arriving earlier was read late, and skew records by how much.
 	committed units.Time
@@ -249,7 +250,8 @@ func New(cfg Config, opts Options) (*Host, error) {
 		return nil, fmt.Errorf("%w: host %q: timer grace must be ≥ 0, got %v", ErrConfig, cfg.Name, opts.TimerGrace)
 	}
 	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{},
-		timerMin: units.Never, readyMin: units.Never, skew: new(hist.Durations), holdFrom: units.Never}
+		timerMin: units.Never, readyMin: units.Never, skew: new(hist.Durations), holdFrom: units.Never,
+		scratch: transport.NewScratch()}
 	for i := range h.bufs {
 		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)
 	}
@@ -298,6 +300,7 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 			SrcPort: SrcPort(spec.ID)},
 		Size: spec.Size, MSS: mss, HopCap: spec.HopCap, LineRate: h.cfg.Rate, Ack: spec.Ack,
 		MPDUnit: h.opts.MPDUnit, InitRTT: spec.BaseRTT, Tuning: h.opts.Tuning, Alg: spec.Alg, CNPInterval: cnp,
+		Scratch: h.scratch,
 	})
 	if err != nil {
 		return fmt.Errorf("hostd: flow %d: %w", spec.ID, err)

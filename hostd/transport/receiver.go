@@ -73,8 +73,10 @@ type Receiver struct {
 func NewReceiver(flowID uint32, addrs wire.Addrs) *Receiver {
 	r := &Receiver{flowID: flowID, addrs: addrs, due: units.Never}
 	r.ranges = make([]seqRange, 0, 8)
-	r.hdr.Sacks = make([]wire.SackBlock, 0, wire.MaxSack)
-	r.hdr.Hops = make([]wire.Hop, 0, wire.MaxHops)
+	// Decoding writes into the arrays the pending ACK is built from, as after the first
+	// ACK (PollTransmit points the header at them): a data frame carries no SACK blocks,
+	// and its hop records become the pending ACK's.
+	r.hdr.Sacks, r.hdr.Hops = r.sacks[:0], r.hops[:0]
 	return r
 }
 

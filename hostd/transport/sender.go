@@ -39,6 +39,23 @@ type SenderConfig struct {
 	Tuning Tuning
 	// Alg is the flow's congestion controller (a fresh instance per flow).
 	Alg cc.Algorithm
+	// Scratch is working space the sender uses within one call (nil: a sender of its
+	// own). The senders of one host share one: a run of many flows holds it once, not
+	// once per flow.
+	Scratch *Scratch
+}
+
+// Scratch is a sender's working space within one call: the header it decodes into or
+// builds from, and the feedback it hands its algorithm (valid only during the call,
+// cc.Algorithm.OnFeedback). Senders driven by one goroutine (one host's) may share one.
+type Scratch struct {
+	hdr wire.Header
+	fb  cc.Feedback
+}
+
+// NewScratch returns working space for senders.
+func NewScratch() *Scratch {
+	return &Scratch{hdr: wire.Header{Sacks: make([]wire.SackBlock, 0, wire.MaxSack), Hops: make([]wire.Hop, 0, wire.MaxHops)}}
 }
 
 // Validate checks the configuration.
@@ -130,8 +147,7 @@ type Sender struct {
 	reoMult                       int
 	timers                        [nTimers]units.Time
 
-	hdr    wire.Header // decode scratch
-	fb     cc.Feedback
+	sc     *Scratch
 	done   bool
 	doneAt units.Time
 
@@ -174,8 +190,9 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	// The packet ring comes with the first packet sent (grow): a run of many flows
 	// builds them all up front, and holds rings only for those that have started.
 	s.retxQ = make([]uint64, 0, 16)
-	s.hdr.Sacks = make([]wire.SackBlock, 0, wire.MaxSack)
-	s.hdr.Hops = make([]wire.Hop, 0, wire.MaxHops)
+	if s.sc = cfg.Scratch; s.sc == nil {
+		s.sc = NewScratch()
+	}
 	for i := range s.timers {
 		s.timers[i] = units.Never
 	}
@@ -234,21 +251,23 @@ func (s *Sender) HandleTimeout(now units.Time) {
 // HandlePacket processes a reef frame for this flow (an ACK or a CNP). Malformed or
 // unrelated packets are counted and dropped.
 func (s *Sender) HandlePacket(now units.Time, v wire.View) {
-	if !v.IsReef() || s.hdr.Decode(v.Frame[v.Reef:]) != nil || s.hdr.FlowID != s.cfg.FlowID {
+	h := &s.sc.hdr
+	if !v.IsReef() || h.Decode(v.Frame[v.Reef:]) != nil || h.FlowID != s.cfg.FlowID {
 		s.stats.Malformed++
 		return
 	}
 	s.notBefore = max(s.notBefore, now)
-	switch s.hdr.Type {
+	switch h.Type {
 	case wire.TypeAck:
-		s.onAck(now, &s.hdr, len(v.Frame))
+		s.onAck(now, h, len(v.Frame))
 	case wire.TypeCNP:
-		s.fb = cc.Feedback{Kind: cc.CNP, ECE: true, Inflight: s.inflight, NextSeq: s.nxt}
-		if s.hdr.EchoTS > 0 && units.Time(s.hdr.EchoTS) <= now {
-			s.fb.SendTime = units.Time(s.hdr.EchoTS)
-			s.fb.RTT = now - s.fb.SendTime
+		fb := &s.sc.fb
+		*fb = cc.Feedback{Kind: cc.CNP, ECE: true, Inflight: s.inflight, NextSeq: s.nxt}
+		if h.EchoTS > 0 && units.Time(h.EchoTS) <= now {
+			fb.SendTime = units.Time(h.EchoTS)
+			fb.RTT = now - fb.SendTime
 		}
-		s.alg.OnFeedback(now, &s.fb)
+		s.alg.OnFeedback(now, fb)
 	default:
 		s.stats.Malformed++
 	}

@@ -84,7 +84,7 @@ func (s *Sender) onAck(now units.Time, h *wire.Header, ackLen int) {
 	}
 	lost := s.detectLoss(now)
 
-	fb := &s.fb
+	fb := &s.sc.fb
 	*fb = cc.Feedback{
 		Kind:         cc.Ack,
 		AckedBytes:   t.bytes,

@@ -93,7 +93,7 @@ func (s *Sender) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 	if !retx && seq-s.una >= uint64(len(s.ring)) {
 		s.grow()
 	}
-	h := &s.hdr
+	h := &s.sc.hdr
 	*h = wire.Header{Sacks: h.Sacks[:0], Hops: h.Hops[:0]}
 	h.Type = wire.TypeData
 	h.FlowID = s.cfg.FlowID

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/netip"
+	"reflect"
 	"testing"
 
 	"reef/cc"
@@ -449,5 +450,84 @@ func TestSenderRingLifetime(t *testing.T) {
 	}
 	if d, a := p.s.Done(); !d || a != at || p.s.Stats().BytesAcked != acked || acked != 3500 {
 		t.Errorf("after late ACKs: done %v at %v, %d bytes acked; want done at %v, 3500 bytes", d, a, p.s.Stats().BytesAcked, at)
+	}
+}
+
+// Senders sharing one Scratch (as one host's do) behave exactly as senders with their
+// own: two flows interleaved frame by frame, with a loss (SACK blocks) and a late
+// original, send the same frames and end with the same counters and feedback either way.
+func TestSharedScratch(t *testing.T) {
+	type outcome struct {
+		frames [][]byte
+		stats  [2]SenderStats
+		last   [2]cc.Feedback
+		lost   [2]units.Bytes
+	}
+	run := func(shared *Scratch) outcome {
+		var out outcome
+		var pairs [2]*pairTest
+		for i := range pairs {
+			p := newPair(t, 4, 2)
+			s, err := NewSender(SenderConfig{FlowID: uint32(9 + i), Addrs: wire.Addrs{Src: addrA, Dst: addrB}, Size: 6000,
+				MSS: 1000, HopCap: 2, LineRate: units.Gbps, MPDUnit: 100, Tuning: DefaultTuning(), Alg: p.alg, Scratch: shared})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.s, p.r = s, NewReceiver(uint32(9+i), wire.Addrs{Src: addrB, Dst: addrA})
+			pairs[i] = p
+		}
+		var data [2][][]byte
+		for range 4 {
+			for i, p := range pairs {
+				data[i] = append(data[i], p.send())
+				out.frames = append(out.frames, data[i][len(data[i])-1])
+				p.now += units.Microsecond
+			}
+		}
+		// Packet 1 of each flow is late: 0, 2, 3 arrive and are ACKed (with SACK blocks)
+		// one flow after the other; then RACK resends 1 and the rest follows.
+		for _, k := range []int{0, 2, 3} {
+			for i, p := range pairs {
+				p.now = units.Time(20+k) * units.Microsecond
+				if a := p.deliver(data[i][k]); a != nil {
+					out.frames = append(out.frames, a)
+					p.ack(a)
+				}
+			}
+		}
+		for step := 0; step < 40; step++ {
+			for _, p := range pairs {
+				p.now += 5 * units.Microsecond
+				p.s.HandleTimeout(p.now)
+				tx, ok := p.s.PollTransmit(p.now, p.buf)
+				if !ok {
+					continue
+				}
+				f := append([]byte(nil), p.buf[:tx.Len]...)
+				out.frames = append(out.frames, f)
+				if a := p.deliver(f); a != nil {
+					out.frames = append(out.frames, a)
+					p.ack(a)
+				}
+			}
+		}
+		for i, p := range pairs {
+			if done, _ := p.s.Done(); !done {
+				t.Fatalf("flow %d did not finish", 9+i)
+			}
+			// The late originals arrive at last, and their ACKs.
+			if a := p.deliver(data[i][1]); a != nil {
+				p.ack(a)
+			}
+			out.stats[i], out.last[i], out.lost[i] = p.s.Stats(), p.alg.last, p.alg.lost
+		}
+		return out
+	}
+	own, shared := run(nil), run(NewScratch())
+	if !reflect.DeepEqual(own, shared) {
+		t.Errorf("senders sharing a scratch differ from senders with their own:\nown    %+v %+v\nshared %+v %+v", own.stats, own.last, shared.stats, shared.last)
+	}
+	if own.stats[0].Retransmits == 0 || own.lost[0] == 0 {
+		t.Errorf("the script should make each flow retransmit: %+v, lost %d", own.stats[0], own.lost[0])
 	}
 }
