@@ -467,14 +467,13 @@ func TestSharedScratch(t *testing.T) {
 		var out outcome
 		var pairs [2]*pairTest
 		for i := range pairs {
-			p := newPair(t, 4, 2)
+			alg := &fixedAlg{w: 4000}
 			s, err := NewSender(SenderConfig{FlowID: uint32(9 + i), Addrs: wire.Addrs{Src: addrA, Dst: addrB}, Size: 6000,
-				MSS: 1000, HopCap: 2, LineRate: units.Gbps, MPDUnit: 100, Tuning: DefaultTuning(), Alg: p.alg, Scratch: shared})
+				MSS: 1000, HopCap: 2, LineRate: units.Gbps, MPDUnit: 100, Tuning: DefaultTuning(), Alg: alg, Scratch: shared})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.s, p.r = s, NewReceiver(uint32(9+i), wire.Addrs{Src: addrB, Dst: addrA})
-			pairs[i] = p
+			pairs[i] = &pairTest{t: t, s: s, r: NewReceiver(uint32(9+i), wire.Addrs{Src: addrB, Dst: addrA}), alg: alg, buf: make([]byte, 2000)}
 		}
 		var data [2][][]byte
 		for range 4 {
