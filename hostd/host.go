@@ -150,9 +150,6 @@ func (h *Host) refresh(f *flow) {
 		f.ready = max(f.ready, f.spec.Start)
 	}
 	f.timer = f.snd.TimerDeadline()
-	if !f.stopped && f.spec.Stop != 0 {
-		f.timer = min(f.timer, f.spec.Stop)
-	}
 	h.timerMin = min(h.timerMin, f.timer)
 	h.readyMin = min(h.readyMin, f.ready)
 }
@@ -179,13 +176,15 @@ type Host struct {
 	active   []*flow // started flows that are not finished, in AddFlow order
 	byID     map[uint32]*flow
 	waitHead int
-	// Lower bounds over the active flows' cached timer (stop included) and ready
+	// Lower bounds over the active flows' cached timer and ready
 	// times; the scans that need exact values recompute them.
 	timerMin, readyMin units.Time
-	anyFinished        bool
-	rx                 map[rxKey]*rxEntry
-	rxAll              []*rxEntry
-	ackQ               []*rxEntry
+	// stopMin is the earliest Stop among active flows not yet stopped (stopFlows).
+	stopMin     units.Time
+	anyFinished bool
+	rx          map[rxKey]*rxEntry
+	rxAll       []*rxEntry
+	ackQ        []*rxEntry
 
 	nicFree, pausedUntil units.Time
 	busyStart            units.Time  // when the NIC last started from idle
@@ -250,7 +249,7 @@ func New(cfg Config, opts Options) (*Host, error) {
 		return nil, fmt.Errorf("%w: host %q: timer grace must be ≥ 0, got %v", ErrConfig, cfg.Name, opts.TimerGrace)
 	}
 	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{},
-		timerMin: units.Never, readyMin: units.Never, skew: new(hist.Durations), holdFrom: units.Never,
+		timerMin: units.Never, readyMin: units.Never, stopMin: units.Never, skew: new(hist.Durations), holdFrom: units.Never,
 		scratch: transport.NewScratch()}
 	for i := range h.bufs {
 		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)

@@ -622,3 +622,61 @@ func TestActiveProgress(t *testing.T) {
 		}
 	}
 }
+
+// A flow's Stop is part of the workload, not a timer a late frame could cancel: a host
+// polled late, with a timer grace, or after a reported stall starts no new data at or
+// after it, and still sends all it had due before it, as a host polled at every
+// deadline does.
+func TestStopIsExact(t *testing.T) {
+	const us = units.Microsecond
+	const stop = 1000 * us
+	sends := func(grace, step units.Time, stall bool) int {
+		tun := transport.DefaultTuning()
+		tun.InitRTO = 10 * units.Millisecond // no ACKs come: no RTO before the run's end
+		h, err := hostd.New(hostd.Config{Name: "h", Addr: hosttest.Addr(0), Rate: units.Gbps},
+			hostd.Options{TimerGrace: grace, Tuning: tun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Paced at 100 Mbit/s: a frame every 121 µs from 0, the last before the stop at 969 µs.
+		alg := &hosttest.Fixed{W: units.MaxBytes, R: 100 * units.Mbps}
+		addFlow(t, h, hostd.FlowSpec{ID: 1, Dst: hosttest.Addr(1), Alg: alg, Stop: stop})
+		for now := units.Time(0); now <= 3*stop; {
+			if stall && now >= stop-200*us {
+				h.Resumed(now-500*us, now)
+			}
+			for {
+				if _, ok := h.Poll(now); !ok {
+					break
+				}
+			}
+			if step == 0 {
+				if now = h.NextDeadline(); now == units.Never {
+					break
+				}
+				continue
+			}
+			now += step
+		}
+		return alg.Sends
+	}
+	want := sends(0, 0, false)
+	if want != 9 {
+		t.Fatalf("polled at every deadline: %d data frames, want 9 (0 to 969 µs, 121 µs apart)", want)
+	}
+	for _, tc := range []struct {
+		name  string
+		grace units.Time
+		step  units.Time
+		stall bool
+	}{
+		{"polled every 300 µs", 0, 300 * us, false},
+		{"5 ms grace", 5 * units.Millisecond, 300 * us, false},
+		{"5 ms grace, polled every 70 µs", 5 * units.Millisecond, 70 * us, false},
+		{"5 ms grace, stalls reported", 5 * units.Millisecond, 300 * us, true},
+	} {
+		if got := sends(tc.grace, tc.step, tc.stall); got != want {
+			t.Errorf("%s: %d data frames, want %d", tc.name, got, want)
+		}
+	}
+}

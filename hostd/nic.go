@@ -7,7 +7,7 @@ import (
 	"reef/wire"
 )
 
-// runTimers starts and stops flows, runs the senders' timers due at now and drops
+// runTimers starts flows, runs the senders' timers due at now and drops
 // finished flows from the active list.
 func (h *Host) runTimers(now units.Time) {
 	for h.waitHead < len(h.waiting) && h.waiting[h.waitHead].spec.Start <= now {
@@ -17,12 +17,42 @@ func (h *Host) runTimers(now units.Time) {
 		f.started = true
 		h.refresh(f)
 		h.active = append(h.active, f)
+		if f.spec.Stop != 0 {
+			h.stopMin = min(h.stopMin, f.spec.Stop)
+		}
 		h.log.Debug("flow started", "host", h.cfg.Name, "flow", f.spec.ID)
 	}
 	if h.waitHead == len(h.waiting) {
 		h.waiting, h.waitHead = h.waiting[:0], 0
 	}
 	h.fireTimers(h.timerHorizon(now))
+}
+
+// stopFlows stops the flows whose Stop is at or before t, the earliest time the NIC
+// could start a frame: from then on they send no new data (startNext stops a flow whose
+// next frame would start at or after its Stop, too). A stop is part of the workload, not
+// a timer a late frame could cancel, so it waits for neither the grace nor a stall's
+// hold, as fireTimers would have it: a flow then sent new data past its stop for the
+// grace (5 ms on netns, 6.7 µs of paper time at a time scale of 750) or for as long as
+// short stalls kept extending the hold.
+func (h *Host) stopFlows(t units.Time) {
+	if t < h.stopMin {
+		return
+	}
+	h.stopMin = units.Never
+	for _, f := range h.active {
+		if f.stopped || f.spec.Stop == 0 {
+			continue
+		}
+		if f.spec.Stop > t {
+			h.stopMin = min(h.stopMin, f.spec.Stop)
+			continue
+		}
+		f.stopped = true
+		f.snd.Stop()
+		h.committed = max(h.committed, f.spec.Stop)
+		h.refresh(f)
+	}
 }
 
 // timerHorizon is the latest deadline of the timers Poll fires at now: those due a grace
@@ -56,23 +86,17 @@ func (h *Host) Resumed(from, now units.Time) {
 	h.holdUntil = max(h.holdUntil, now+(now-from)+h.opts.TimerGrace)
 }
 
-// fireTimers runs the flows' timers (stops included) due at or before due, each at its
-// own deadline, and drops finished flows from the active list.
+// fireTimers runs the flows' timers due at or before due, each at its own deadline, and
+// drops finished flows from the active list.
 func (h *Host) fireTimers(due units.Time) {
 	if due >= h.timerMin {
 		h.timerMin = units.Never
 		for _, f := range h.active {
 			for f.timer <= due {
 				at := f.timer
-				if !f.stopped && f.spec.Stop != 0 && at >= f.spec.Stop {
-					f.stopped = true
-					f.snd.Stop()
-				}
-				if f.snd.TimerDeadline() <= at {
-					f.snd.HandleTimeout(at)
-					f.fired = at
-					h.checkDone(f)
-				}
+				f.snd.HandleTimeout(at)
+				f.fired = at
+				h.checkDone(f)
 				h.committed = max(h.committed, at)
 				h.refresh(f)
 				if f.timer <= at {
@@ -155,6 +179,7 @@ func (h *Host) startNext(now units.Time) {
 	if s0 > now {
 		return
 	}
+	h.stopFlows(s0)
 	// Earliest ACK.
 	ackAt, ackIdx := units.Never, -1
 	for i, e := range h.ackQ {
@@ -188,6 +213,13 @@ func (h *Host) startNext(now units.Time) {
 		}
 	case dataIdx >= 0 && dataAt <= now:
 		f := h.active[dataIdx]
+		if !f.stopped && f.spec.Stop != 0 && dataAt >= f.spec.Stop {
+			// Nothing starts before dataAt, so every stop up to it comes first; the
+			// flow may still have a retransmission to send.
+			h.stopFlows(dataAt)
+			h.startNext(now)
+			return
+		}
 		h.rr = (dataIdx + 1) % n
 		tx, ok := f.snd.PollTransmit(dataAt, buf)
 		h.refresh(f)
