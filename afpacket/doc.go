@@ -24,9 +24,10 @@
 // later than the stamp or more than Config.MaxCarry older is rejected and counted), or
 // at the kernel's receive stamp for frames without one (the kernel's own traffic).
 // Frames from all rings are merged in arrival order (clamped so the node never sees
-// time go backwards). A node whose sending an arrival unblocks (a host: ACKs) is polled
-// up to each arrival read a stall late before it gets the frame (ArrivalClocked), so
-// frames read in one batch after a stall clock its sends one by one. A daemon that was
+// time go backwards). A node whose sending an arrival unblocks (a host: ACKs, and the
+// ACK a data frame asks for) is polled on that frame's port up to each arrival read late
+// before it gets the frame (ArrivalClocked), so frames read in one batch clock its sends
+// one by one. A daemon that was
 // descheduled therefore releases late, but neither it nor the next hop computes
 // different departures: lateness shows as lateness, never as queueing downstream
 // (DESIGN principle 2). Every lab veth's MTU leaves room for the trailer

@@ -180,6 +180,64 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 	}
 }
 
+// A host daemon the machine deschedules for half a millisecond every few (a VM whose
+// neighbours are busy) reads the frames that came meanwhile in one batch. Each must
+// still clock the host's sends and ACKs at its own arrival (afpacket.ArrivalClocked):
+// when only frames read a millisecond late did, OSCAR's long flow in oscar-convergence,
+// with the hosts' daemon stopped 0.5 ms of every 5 ms, got 22% less than on the sim and
+// missed the quick recovery after 11 of 15 bursts, while lateness and skew stayed well
+// inside their bounds and the run was called ok. The test stops the hosts' daemon so
+// and wants the long flow within 5% of the sim and OSCAR's recovery claim to hold.
+func TestBriefHostStallsMoveNothing(t *testing.T) {
+	testenv.RequireRoot(t)
+	file := filepath.Join("..", "..", "experiments", "oscar-convergence.yaml")
+	only := []string{"cc=oscar"}
+	long := func(o *runner.Outcome) float64 {
+		t.Helper()
+		for _, f := range o.Summaries[0].Flows {
+			if f.Name == "long" && f.GoodputBpsPaper != nil {
+				return *f.GoodputBpsPaper
+			}
+		}
+		t.Fatal("no paper goodput for flow long")
+		return 0
+	}
+	sim, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), NoFigures: true, Only: only})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	stops := make(chan int)
+	go func() {
+		stops <- stopPeriodically(ctx, filepath.Join(out, "cc=oscar", "hosts1.group.json"), 500*time.Microsecond, 5*time.Millisecond)
+	}()
+	ns, err := runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true, Only: only, Shards: 1})
+	cancel()
+	n := <-stops
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ns.Summaries[0].Fidelity
+	gs, gn := long(sim), long(ns)
+	t.Logf("hosts stopped %d times; fidelity %s (lateness p99 %.0f µs, skew %.2f×); long flow sim %.4g netns %.4g bit/s (paper), netns/sim %.4f",
+		n, f.Verdict, f.LatenessP99US, f.SkewRatio, gs, gn, gn/gs)
+	if n < 500 {
+		t.Fatalf("the hosts' daemon was stopped only %d times", n)
+	}
+	if d := math.Abs(gn/gs - 1); d > 0.05 {
+		t.Errorf("long flow: netns goodput %.4g is %.1f%% off the sim's %.4g, want within 5%%", gn, 100*d, gs)
+	}
+	for _, r := range ns.Results {
+		if r.Name == "oscar-o1" {
+			t.Logf("oscar-o1: %s, bound %s", r.ValueText, r.BoundText)
+			if !r.Pass {
+				t.Errorf("oscar-o1 failed with brief stalls: %s, bound %s (%s)", r.ValueText, r.BoundText, r.Claim)
+			}
+		}
+	}
+}
+
 // stopPeriodically finds the hostd running group (a host daemon's group file, named
 // after its host when it runs one) and, until ctx ends, stops it (SIGSTOP) for stop of
 // every period; it returns how many times it stopped it.

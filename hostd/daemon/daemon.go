@@ -154,24 +154,41 @@ func (a *hostsNode) Resumed(from, now units.Time) {
 	}
 }
 
-func (a *hostsNode) Poll(now units.Time) (switchd.Out, bool) { return a.PollBefore(now+1, now) }
-
-// PollBefore returns the next frame due before at, which the driver releases at now
-// (afpacket.ArrivalClocked): the frames a host had due before an ACK it read a stall
-// late arrived leave as they would have on time, each by its own ACK. Hosts are polled
-// in order; each is independent of the others, so the order moves no result.
-func (a *hostsNode) PollBefore(at, now units.Time) (switchd.Out, bool) {
-	a.catchUp(at - 1)
-	for i, h := range a.hosts {
-		if h.NextDeadline() >= at {
-			continue
-		}
-		if o, ok := h.Poll(at - 1); ok {
-			a.late[i].Add(now - o.Due)
-			return switchd.Out{Port: i, Frame: o.Frame, Due: o.Due}, true
+// Poll returns the next frame due at or before now, from any host.
+func (a *hostsNode) Poll(now units.Time) (switchd.Out, bool) {
+	a.catchUp(now)
+	for i := range a.hosts {
+		if o, ok := a.poll(i, now+1, now); ok {
+			return o, true
 		}
 	}
 	return switchd.Out{}, false
+}
+
+// PollBefore returns the next frame host port had due before at, which the driver
+// releases at now (afpacket.ArrivalClocked): the frames a host had due before a frame it
+// read late arrived leave as they would have on time, each by its own ACK. The other
+// hosts are independent of the frame, so they wait for the next Poll.
+func (a *hostsNode) PollBefore(port int, at, now units.Time) (switchd.Out, bool) {
+	if port < 0 || port >= len(a.hosts) {
+		return switchd.Out{}, false
+	}
+	a.catchUp(at - 1)
+	return a.poll(port, at, now)
+}
+
+// poll returns host i's next frame due before at, released at now.
+func (a *hostsNode) poll(i int, at, now units.Time) (switchd.Out, bool) {
+	h := a.hosts[i]
+	if h.NextDeadline() >= at {
+		return switchd.Out{}, false
+	}
+	o, ok := h.Poll(at - 1)
+	if !ok {
+		return switchd.Out{}, false
+	}
+	a.late[i].Add(now - o.Due)
+	return switchd.Out{Port: i, Frame: o.Frame, Due: o.Due}, true
 }
 
 // Member is one host of a group a daemon runs: its job, the network namespace its

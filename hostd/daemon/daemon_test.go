@@ -77,7 +77,7 @@ func TestEdgeSnapshots(t *testing.T) {
 			t.Fatalf("at %v: deadline %v after the next edge %v", now, d, edges[node.next])
 		}
 		for {
-			if _, ok := node.PollBefore(now+1, now); !ok {
+			if _, ok := node.Poll(now); !ok {
 				break
 			}
 		}
@@ -97,4 +97,48 @@ func dumbbell(t *testing.T) *plan.Plan {
 defaults: {rate: 1Gbps, delay: 18us, buffer: 4MB, mtu: 1500}
 generator: {kind: dumbbell, hosts: 2}
 `)
+}
+
+// PollBefore(port, …) takes only that port's host's frames due before the arrival:
+// the other hosts cannot depend on the frame, and wait for the next Poll.
+func TestPollBeforePollsOnlyThePort(t *testing.T) {
+	p := dumbbell(t)
+	h3, _ := p.HostByName("h3")
+	node := &hostsNode{}
+	for i, name := range []string{"h1", "h2"} {
+		hc, _ := p.HostByName(name)
+		job := &Job{Host: hc.Config, Tuning: transport.DefaultTuning(), Seed: 1, Duration: units.Millisecond,
+			Flows: []scenario.HostFlow{{Flow: scenario.Flow{ID: uint32(i + 1), Name: name, Src: name, Dst: "h3", CC: "dctcp"},
+				DstAddr: h3.Config.Addr, BaseRTT: 100 * units.Microsecond, PathHops: 2}}}
+		h, _, err := build(job, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		node.hosts = append(node.hosts, h)
+		node.late = append(node.late, new(hist.Durations))
+	}
+	// Both hosts have frames due from 0 on; an arrival on port 1 at 50 µs, read at 80 µs.
+	const at, now = 50 * units.Microsecond, 80 * units.Microsecond
+	var got []int
+	for {
+		o, ok := node.PollBefore(1, at, now)
+		if !ok {
+			break
+		}
+		if o.Due >= at {
+			t.Fatalf("frame due %v, after the arrival at %v", o.Due, at)
+		}
+		got = append(got, o.Port)
+	}
+	if len(got) == 0 {
+		t.Fatal("no frame from port 1's host before the arrival")
+	}
+	for _, port := range got {
+		if port != 1 {
+			t.Fatalf("PollBefore(1, …) returned a frame of port %d", port)
+		}
+	}
+	if o, ok := node.Poll(now); !ok || o.Port != 0 {
+		t.Fatalf("Poll after it: port %d (ok %v), want host 0's frames, left for it", o.Port, ok)
+	}
 }
