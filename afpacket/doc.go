@@ -27,11 +27,10 @@
 // time go backwards). A node whose sending an arrival unblocks (a host: ACKs, and the
 // ACK a data frame asks for) is polled on that frame's port up to each arrival read late
 // before it gets the frame (ArrivalClocked), so frames read in one batch clock its sends
-// one by one. A daemon that was
-// descheduled therefore releases late, but neither it nor the next hop computes
-// different departures: lateness shows as lateness, never as queueing downstream
-// (DESIGN principle 2). Every lab veth's MTU leaves room for the trailer
-// (emulator/netns DeviceMTU).
+// one by one. A daemon that was descheduled therefore releases late, but neither it nor
+// the next hop computes different departures: lateness shows as lateness, never as
+// queueing downstream (DESIGN principle 2). Every lab veth's MTU leaves room for the
+// trailer (emulator/netns DeviceMTU).
 //
 // Time is the lab's: a Clock returns CLOCK_MONOTONIC nanoseconds minus an epoch shared by
 // every daemon of a lab (passed on their command lines), so hosts and switches agree on

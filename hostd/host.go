@@ -176,8 +176,8 @@ type Host struct {
 	active   []*flow // started flows that are not finished, in AddFlow order
 	byID     map[uint32]*flow
 	waitHead int
-	// Lower bounds over the active flows' cached timer and ready
-	// times; the scans that need exact values recompute them.
+	// Lower bounds over the active flows' cached timer and ready times; the scans that
+	// need exact values recompute them.
 	timerMin, readyMin units.Time
 	// stopMin is the earliest Stop among active flows not yet stopped (stopFlows).
 	stopMin     units.Time

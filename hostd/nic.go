@@ -7,8 +7,8 @@ import (
 	"reef/wire"
 )
 
-// runTimers starts flows, runs the senders' timers due at now and drops
-// finished flows from the active list.
+// runTimers starts flows, runs the senders' timers due at now and drops finished flows
+// from the active list.
 func (h *Host) runTimers(now units.Time) {
 	for h.waitHead < len(h.waiting) && h.waiting[h.waitHead].spec.Start <= now {
 		f := h.waiting[h.waitHead]
@@ -29,12 +29,12 @@ func (h *Host) runTimers(now units.Time) {
 }
 
 // stopFlows stops the flows whose Stop is at or before t, the earliest time the NIC
-// could start a frame: from then on they send no new data (startNext stops a flow whose
-// next frame would start at or after its Stop, too). A stop is part of the workload, not
-// a timer a late frame could cancel, so it waits for neither the grace nor a stall's
-// hold, as fireTimers would have it: a flow then sent new data past its stop for the
-// grace (5 ms on netns, 6.7 µs of paper time at a time scale of 750) or for as long as
-// short stalls kept extending the hold.
+// could start a frame: from then on they send no new data (startNext also stops a flow
+// whose next frame would start at or after its Stop). A stop is part of the workload,
+// not a timer a late frame could cancel, so it waits for neither the timer grace nor a
+// stall's hold. (When stops were timers, a flow on netns sent new data past its stop
+// for the grace, 5 ms or 6.7 µs of paper time at a time scale of 750, or for as long as
+// short stalls kept extending the hold.)
 func (h *Host) stopFlows(t units.Time) {
 	if t < h.stopMin {
 		return
