@@ -141,35 +141,10 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 	if err := os.WriteFile(file, []byte(catchUpDoc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	goodput := func(o *runner.Outcome) float64 {
-		t.Helper()
-		for _, f := range o.Summaries[0].Flows {
-			if f.Name == "long" && f.GoodputBpsPaper != nil {
-				return *f.GoodputBpsPaper
-			}
-		}
-		t.Fatal("no paper goodput for flow long")
-		return 0
-	}
-	sim, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), NoFigures: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	stops := make(chan int)
-	go func() {
-		stops <- stopPeriodically(ctx, filepath.Join(out, "run", "h1.group.json"), 11*time.Millisecond, 100*time.Millisecond)
-	}()
 	// Two shards: the sender's host daemon runs h1 alone (its group file is h1's).
-	ns, err := runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true, Shards: 2})
-	cancel()
-	n := <-stops
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, ns, n := stalledAgainstSim(t, file, nil, filepath.Join("run", "h1.group.json"), 11*time.Millisecond, 100*time.Millisecond, 2)
 	f := ns.Summaries[0].Fidelity
-	gs, gn := goodput(sim), goodput(ns)
+	gs, gn := longGoodput(t, sim), longGoodput(t, ns)
 	t.Logf("h1 stopped %d times (stalled %.1f%% of the run, lateness p99 %.0f µs); goodput sim %.4g netns %.4g bit/s (paper), netns/sim %.4f",
 		n, 100*f.StallFraction, f.LatenessP99US, gs, gn, gn/gs)
 	if n < 15 {
@@ -191,35 +166,9 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 func TestBriefHostStallsMoveNothing(t *testing.T) {
 	testenv.RequireRoot(t)
 	file := filepath.Join("..", "..", "experiments", "oscar-convergence.yaml")
-	only := []string{"cc=oscar"}
-	long := func(o *runner.Outcome) float64 {
-		t.Helper()
-		for _, f := range o.Summaries[0].Flows {
-			if f.Name == "long" && f.GoodputBpsPaper != nil {
-				return *f.GoodputBpsPaper
-			}
-		}
-		t.Fatal("no paper goodput for flow long")
-		return 0
-	}
-	sim, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), NoFigures: true, Only: only})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	stops := make(chan int)
-	go func() {
-		stops <- stopPeriodically(ctx, filepath.Join(out, "cc=oscar", "hosts1.group.json"), 500*time.Microsecond, 5*time.Millisecond)
-	}()
-	ns, err := runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true, Only: only, Shards: 1})
-	cancel()
-	n := <-stops
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, ns, n := stalledAgainstSim(t, file, []string{"cc=oscar"}, filepath.Join("cc=oscar", "hosts1.group.json"), 500*time.Microsecond, 5*time.Millisecond, 1)
 	f := ns.Summaries[0].Fidelity
-	gs, gn := long(sim), long(ns)
+	gs, gn := longGoodput(t, sim), longGoodput(t, ns)
 	t.Logf("hosts stopped %d times; fidelity %s (lateness p99 %.0f µs, skew %.2f×); long flow sim %.4g netns %.4g bit/s (paper), netns/sim %.4f",
 		n, f.Verdict, f.LatenessP99US, f.SkewRatio, gs, gn, gn/gs)
 	if n < 500 {
@@ -236,6 +185,41 @@ func TestBriefHostStallsMoveNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stalledAgainstSim runs the experiment file's points only on the sim, then on netns
+// with shards switch daemons while the host daemon of group (its group file, relative
+// to the run's directory) is stopped for stop of every period; it returns both outcomes
+// and how many times the daemon was stopped.
+func stalledAgainstSim(t *testing.T, file string, only []string, group string, stop, period time.Duration, shards int) (sim, ns *runner.Outcome, stops int) {
+	t.Helper()
+	sim, err := runner.Run(context.Background(), file, runner.Options{Backend: "sim", OutDir: t.TempDir(), NoFigures: true, Only: only})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	n := make(chan int)
+	go func() { n <- stopPeriodically(ctx, filepath.Join(out, group), stop, period) }()
+	ns, err = runner.Run(context.Background(), file, runner.Options{Backend: netns.BackendName, OutDir: out, NoFigures: true, Only: only, Shards: shards})
+	cancel()
+	stops = <-n
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, ns, stops
+}
+
+// longGoodput is the paper goodput of the flow named long in o's first run.
+func longGoodput(t *testing.T, o *runner.Outcome) float64 {
+	t.Helper()
+	for _, f := range o.Summaries[0].Flows {
+		if f.Name == "long" && f.GoodputBpsPaper != nil {
+			return *f.GoodputBpsPaper
+		}
+	}
+	t.Fatal("no paper goodput for flow long")
+	return 0
 }
 
 // stopPeriodically finds the hostd running group (a host daemon's group file, named
