@@ -157,12 +157,14 @@ func TestStalledSenderCatchesUp(t *testing.T) {
 
 // A host daemon the machine deschedules for half a millisecond every few (a VM whose
 // neighbours are busy) reads the frames that came meanwhile in one batch. Each must
-// still clock the host's sends and ACKs at its own arrival (afpacket.ArrivalClocked):
-// when only frames read a millisecond late did, OSCAR's long flow in oscar-convergence,
-// with the hosts' daemon stopped 0.5 ms of every 5 ms, got 22% less than on the sim and
-// missed the quick recovery after 11 of 15 bursts, while lateness and skew stayed well
-// inside their bounds and the run was called ok. The test stops the hosts' daemon so
-// and wants the long flow within 5% of the sim and OSCAR's recovery claim to hold.
+// still clock the host's sends and ACKs at its own arrival (afpacket.ArrivalClocked).
+// When only frames read a millisecond late did, a receiver acknowledged a batch with one
+// ACK, and OSCAR's long flow in oscar-convergence, with the hosts' daemon stopped 0.5 ms
+// of every 5 ms, got 27% less than on the sim and missed the quick recovery after most
+// bursts (oscar-o1 +Inf); a SCHED_FIFO spinner taking the hosts' CPU as often cost it
+// 22% with lateness and skew inside their bounds, the run called ok. The test stops the
+// hosts' daemon so and wants the long flow within 5% of the sim and OSCAR's recovery
+// claim to hold, whatever the run's verdict.
 func TestBriefHostStallsMoveNothing(t *testing.T) {
 	testenv.RequireRoot(t)
 	file := filepath.Join("..", "..", "experiments", "oscar-convergence.yaml")
