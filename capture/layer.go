@@ -41,12 +41,17 @@ func (r *Reef) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePay
 
 // DecodeFromBytes decodes a reef header and everything after it up to the payload.
 func (r *Reef) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := r.Header.Decode(data); err != nil {
+	if err := r.Header.DecodeTruncated(data); err != nil {
 		df.SetTruncated()
 		return err
 	}
 	n := r.Header.Len()
-	r.BaseLayer = layers.BaseLayer{Contents: data[:n], Payload: data[n : n+int(r.PayloadLen)]}
+	end := n + int(r.PayloadLen)
+	if end > len(data) {
+		df.SetTruncated() // captured with its headers only (the sim's frames)
+		end = len(data)
+	}
+	r.BaseLayer = layers.BaseLayer{Contents: data[:n], Payload: data[n:end]}
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"reef/wire"
 )
 
 // Writer writes Ethernet frames to a pcapng stream with nanosecond timestamps. It is not
@@ -32,9 +34,11 @@ func NewWriter(w io.Writer, iface string) (*Writer, error) {
 	return &Writer{bw: bw, ng: ng}, nil
 }
 
-// WriteFrame appends one frame seen at t.
+// WriteFrame appends one frame seen at t. A frame held truncated after its headers (the
+// sim's: wire.FrameLen) is written so, with its length on the wire as the original
+// length, as a capture with a short snap length records it.
 func (w *Writer) WriteFrame(t time.Time, frame []byte) error {
-	ci := gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(frame), Length: len(frame)}
+	ci := gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(frame), Length: wire.FrameLen(frame)}
 	if err := w.ng.WritePacket(ci, frame); err != nil {
 		return fmt.Errorf("capture: write frame: %w", err)
 	}

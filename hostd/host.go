@@ -52,6 +52,12 @@ type Options struct {
 	// so the order of events stays the computed one. 0 (the sim): timers fire when due.
 	// After a stall the driver reports (Resumed) the grace is counted from the resumption.
 	TimerGrace units.Time
+	// Snap, when > 0, is how many bytes of each frame the host stores: frames are built
+	// and received held truncated after their headers (wire.BuildTruncated), their
+	// lengths on the wire those of their IPv4 headers. The sim stores frames so, as
+	// its payloads carry nothing. It must hold every flow's headers
+	// (wire.MaxHeaders(HopCap)); 0 stores whole frames.
+	Snap int
 }
 
 // FlowSpec describes one flow this host sends.
@@ -248,11 +254,19 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if opts.TimerGrace < 0 {
 		return nil, fmt.Errorf("%w: host %q: timer grace must be ≥ 0, got %v", ErrConfig, cfg.Name, opts.TimerGrace)
 	}
+	if opts.Snap != 0 && (opts.Snap < wire.MinSnap || opts.Snap > cfg.MTU+wire.EthLen) {
+		return nil, fmt.Errorf("%w: host %q: snap must be 0 (whole frames) or in [%d, %d] bytes, got %d",
+			ErrConfig, cfg.Name, wire.MinSnap, cfg.MTU+wire.EthLen, opts.Snap)
+	}
 	h := &Host{cfg: cfg, opts: opts, log: log, byID: map[uint32]*flow{}, rx: map[rxKey]*rxEntry{},
 		timerMin: units.Never, readyMin: units.Never, stopMin: units.Never, skew: new(hist.Durations), holdFrom: units.Never,
 		scratch: transport.NewScratch()}
+	size := cfg.MTU + wire.EthLen
+	if opts.Snap > 0 {
+		size = opts.Snap
+	}
 	for i := range h.bufs {
-		h.bufs[i] = make([]byte, cfg.MTU+wire.EthLen)
+		h.bufs[i] = make([]byte, size)
 	}
 	return h, nil
 }
@@ -287,6 +301,9 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 		return fmt.Errorf("hostd: flow %d: stop (%v) before start (%v)", spec.ID, spec.Stop, spec.Start)
 	case spec.Dst == h.cfg.Addr:
 		return fmt.Errorf("hostd: flow %d: destination %v is this host", spec.ID, spec.Dst)
+	case h.opts.Snap > 0 && wire.MaxHeaders(spec.HopCap) > h.opts.Snap:
+		return fmt.Errorf("hostd: flow %d: its headers (%d bytes with %d INT slots) do not fit the host's snap of %d bytes",
+			spec.ID, wire.MaxHeaders(spec.HopCap), spec.HopCap, h.opts.Snap)
 	}
 	mss := transport.MSS(h.cfg.MTU, spec.HopCap)
 	cnp := spec.CNPInterval
@@ -349,7 +366,7 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 		h.stats.Ignored++
 		return
 	}
-	if !complete(v) {
+	if !h.complete(v) {
 		h.stats.Malformed++
 		return
 	}
@@ -405,10 +422,15 @@ func (h *Host) checkDone(f *flow) {
 }
 
 // complete reports whether a reef frame holds the payload its header announces
-// (wire.Classify checks everything up to the INT slots).
-func complete(v wire.View) bool {
+// (wire.Classify checks everything up to the INT slots): in its bytes, or, for a host
+// that stores frames truncated (Options.Snap), in its length on the wire.
+func (h *Host) complete(v wire.View) bool {
 	r := v.Frame[v.Reef:]
 	need := wire.HeaderLen + int(r[wire.OffNSack])*wire.SackLen + int(r[wire.OffHopCap])*wire.HopLen +
 		int(binary.BigEndian.Uint16(r[wire.OffPayload:]))
-	return len(r) >= need
+	have := len(r)
+	if h.opts.Snap > 0 {
+		have = wire.FrameLen(v.Frame) - v.Reef
+	}
+	return have >= need
 }

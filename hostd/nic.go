@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"reef/units"
-	"reef/wire"
 )
 
 // runTimers starts flows, runs the senders' timers due at now and drops finished flows
@@ -150,7 +149,8 @@ func (h *Host) Poll(now units.Time) (Out, bool) {
 	if !h.held || h.heldDue > now {
 		return Out{}, false
 	}
-	out := Out{Port: 0, Frame: h.bufs[h.cur][:h.heldLen], Due: h.heldDue}
+	b := h.bufs[h.cur]
+	out := Out{Port: 0, Frame: b[:min(h.heldLen, len(b))], Due: h.heldDue} // truncated with Options.Snap
 	h.held = false
 	h.cur ^= 1
 	h.stats.FramesSent++
@@ -162,9 +162,10 @@ func (h *Host) Poll(now units.Time) (Out, bool) {
 // SwapFrame gives the host buf as the storage of the frame the last Poll returned, whose
 // storage the caller keeps (the sim hands it to a switch's ReceiveBuffer instead of
 // copying it). It must come right after that Poll, before any other call on the Host;
-// buf must hold an MTU-sized frame, or SwapFrame does nothing and returns false.
+// buf must hold as much as the host's own buffers (an MTU-sized frame, or Options.Snap
+// bytes), or SwapFrame does nothing and returns false.
 func (h *Host) SwapFrame(buf []byte) bool {
-	if n := h.cfg.MTU + wire.EthLen; cap(buf) >= n {
+	if n := len(h.bufs[0]); cap(buf) >= n {
 		h.bufs[h.cur^1] = buf[:n] // Poll flipped cur past the frame it returned
 		return true
 	}

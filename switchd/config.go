@@ -32,6 +32,14 @@ type Config struct {
 	// when a burst needs them. A daemon wants them up front, off its packet path; the
 	// sim, which builds every switch of a lab for each run, sets a few.
 	Buffers int `json:"-"`
+	// Snap, when > 0, is how many bytes of each frame the switch stores: a frame is
+	// held truncated after its headers, and its length (what it costs in time, buffer
+	// and counters) is the Ethernet header plus its IPv4 total length (wire.FrameLen).
+	// The sim stores frames so, as its payloads carry nothing: a frame takes a few
+	// hundred bytes of memory, not an MTU. It must hold every frame's headers
+	// (wire.MaxHeaders of the lab's INT slots; at least wire.MinSnap); 0 stores whole
+	// frames, as a daemon must.
+	Snap int `json:"-"`
 }
 
 // PortConfig describes one port and the link behind it. Rate, Delay and Buffer shape the

@@ -7,13 +7,15 @@ import (
 	"reef/wire"
 )
 
-func fuzzSwitch(t testing.TB) *Switch {
+func fuzzSwitch(t testing.TB) *Switch { return mustNew(t, fuzzConfig()) }
+
+func fuzzConfig() Config {
 	cfg := testConfig(3)
 	cfg.ECN = ECNConfig{Mode: ECNStep, K: 1}
 	cfg.INT = INTConfig{Mode: INTHPCC}
 	cfg.Ports[0].PFC = PFCConfig{Enabled: true, XOff: 3000, XOn: 1000}
 	cfg.Ports[2].IngressDelay = 3 * units.Microsecond
-	return mustNew(t, cfg)
+	return cfg
 }
 
 // FuzzReceive feeds arbitrary bytes to Receive: the switch never panics and every frame

@@ -285,7 +285,7 @@ func (s *Switch) ingress(src int, t units.Time) {
 	if p.in.len() == 0 {
 		s.inq &^= 1 << (uint(src) & 63)
 	}
-	frame := s.pool.buf(k.buf)[:k.n]
+	frame := s.frame(k.buf, k.n)
 	v := wire.View{Frame: frame, IP: wire.EthLen, Reef: int(k.reef)}
 	if !k.valid {
 		if q, ok := wire.ParsePause(frame); ok {
@@ -442,7 +442,7 @@ func intModeOf(m string) intMode {
 // reads the frame in between, and the bytes are then touched once per hop, as the
 // next hop reads them, instead of once more a link delay earlier.
 func (s *Switch) stampMPD(h *pkt) {
-	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
+	v := wire.View{Frame: s.frame(h.buf, h.n), IP: wire.EthLen, Reef: int(h.reef)}
 	v.SetFlags(wire.FlagMPDSeen) // an INT hop is on this path, even if its MPD is 0
 	// Queueing delay = departure − serialisation − arrival = start − arrival.
 	q := h.start - h.t
@@ -457,7 +457,7 @@ func (s *Switch) stampMPD(h *pkt) {
 // with the departure time, the port's cumulative tx bytes and its rate (QLen follows
 // in setQLen).
 func (s *Switch) stampHop(e *egress, h *pkt) {
-	v := wire.View{Frame: s.pool.buf(h.buf)[:h.n], IP: wire.EthLen, Reef: int(h.reef)}
+	v := wire.View{Frame: s.frame(h.buf, h.n), IP: wire.EthLen, Reef: int(h.reef)}
 	if n := v.NHops(); v.Flags()&wire.FlagINT != 0 && v.PushHop(wire.Hop{
 		TS:       int64(h.dep),
 		TxBytes:  e.txBytes,

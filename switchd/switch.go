@@ -59,6 +59,11 @@ type Switch struct {
 	mpdU   units.Time
 	pfc    bool // some port has PFC on
 	pool   *pool
+	// frameMax is the largest frame the switch accepts. snap says its buffers hold
+	// frames truncated after their headers (Config.Snap): a frame's length is then
+	// wire.FrameLen's, and its bytes are the first pool.size of them (frame).
+	frameMax int
+	snap     bool
 
 	now units.Time // every event up to now has been processed
 	// wall is when the frames Poll returns are really released (SetWall), if later
@@ -77,7 +82,7 @@ type Switch struct {
 	// switches with at most 64 ports).
 	inq   uint64
 	lent  int32 // buffer handed out by the last Poll, freed on the next call
-	lentN int32 // length of the frame in it
+	lentN int32 // length of the frame in it (on the wire: see frame)
 	// lentIP says the lent frame is IPv4 the pipeline parsed (not a pause frame), with
 	// its reef header at lentReef: Forward passes both on, so the next switch skips
 	// the parse.
@@ -126,7 +131,12 @@ func New(cfg Config) (*Switch, error) {
 		flight := pc.Rate.BytesIn(pc.Delay + pc.IngressDelay)
 		want += int((pc.Buffer+flight)/units.Bytes(MaxFrame(pc.MTU))) + 8
 	}
-	size = max(size, wire.PauseLen)
+	s.frameMax = max(size, wire.PauseLen)
+	size = s.frameMax
+	if cfg.Snap > 0 {
+		size = min(cfg.Snap, size)
+		s.snap = true
+	}
 	// Small frames need more buffers than the budget: the pool grows on demand up to
 	// 16× (at least 64 Ki frames), then drops with DropNoBuffer.
 	initial := min(want, 1024)
@@ -148,7 +158,7 @@ func (s *Switch) SharePool(with *Switch) bool {
 	if s.pool == with.pool {
 		return true
 	}
-	if s.pool.size != with.pool.size || !s.pool.idle() || !with.pool.idle() || s.lent >= 0 || with.lent >= 0 {
+	if s.pool.size != with.pool.size || s.snap != with.snap || !s.pool.idle() || !with.pool.idle() || s.lent >= 0 || with.lent >= 0 {
 		return false
 	}
 	with.pool.absorb(s.pool)
@@ -206,12 +216,29 @@ func (s *Switch) release() {
 // Any bytes are accepted: what cannot be forwarded is dropped and
 // counted on the port. A frame for a port the switch does not have is ignored.
 func (s *Switch) Receive(now units.Time, port int, frame []byte) {
-	b, ok := s.admit(port, len(frame))
+	n := s.frameLen(frame)
+	b, ok := s.admit(port, n)
 	if !ok {
 		return
 	}
-	copy(s.pool.buf(b), frame)
-	s.enter(now, port, b, len(frame), false, 0)
+	copy(s.pool.buf(b), frame) // what the buffer holds: all of it, or (snap) its headers
+	s.enter(now, port, b, n, false, 0)
+}
+
+// frameLen is the length of the frame that frame holds: len(frame), or wire.FrameLen
+// when the switch stores frames truncated (Config.Snap).
+func (s *Switch) frameLen(frame []byte) int {
+	if s.snap {
+		return wire.FrameLen(frame)
+	}
+	return len(frame)
+}
+
+// frame is the stored bytes of the n-byte frame in buffer b: all of them, or the
+// first Config.Snap.
+func (s *Switch) frame(b int32, n int32) []byte {
+	f := s.pool.buf(b)
+	return f[:min(int(n), len(f))]
 }
 
 // Forward hands s, on port at now, the frame that from's last Poll returned, exactly as
@@ -223,30 +250,30 @@ func (s *Switch) Forward(now units.Time, port int, from *Switch) {
 	if from.lent < 0 {
 		return
 	}
-	frame := from.pool.buf(from.lent)[:from.lentN]
-	if from == s || from.pool.size != s.pool.size {
-		s.Receive(now, port, frame)
+	if from == s || from.pool.size != s.pool.size || from.snap != s.snap {
+		s.Receive(now, port, from.frame(from.lent, from.lentN))
 		return
 	}
+	n := int(from.lentN)
 	if from.pool == s.pool {
 		// One pool: the frame stays in its buffer, which passes from from to s.
 		s.release()
-		if !s.accept(port, len(frame)) {
+		if !s.accept(port, n) {
 			return
 		}
 		b := from.lent
 		from.lent = -1
-		s.enter(now, port, b, len(frame), from.lentIP, from.lentReef)
+		s.enter(now, port, b, n, from.lentIP, from.lentReef)
 		return
 	}
-	b, ok := s.admit(port, len(frame))
+	b, ok := s.admit(port, n)
 	if !ok {
 		return
 	}
 	s.pool.bufs[b], from.pool.bufs[from.lent] = from.pool.bufs[from.lent], s.pool.bufs[b]
 	// The frame is what from's pipeline parsed and forwarded: its checksum stayed valid
 	// (TTL and ECN are updated incrementally) and its headers' layout is unchanged.
-	s.enter(now, port, b, len(frame), from.lentIP, from.lentReef)
+	s.enter(now, port, b, n, from.lentIP, from.lentReef)
 }
 
 // TakeLent hands the caller the storage of the frame the last Poll or PollPort returned,
@@ -260,7 +287,7 @@ func (s *Switch) TakeLent(spare []byte) []byte {
 	if cap(spare) < s.pool.size {
 		spare = make([]byte, s.pool.size)
 	}
-	frame := s.pool.bufs[s.lent][:s.lentN]
+	frame := s.frame(s.lent, s.lentN)
 	s.pool.bufs[s.lent] = spare[:s.pool.size:s.pool.size]
 	s.release()
 	return frame
@@ -273,7 +300,8 @@ func (s *Switch) TakeLent(spare []byte) []byte {
 // (one of its free buffers, or a new one the first time), or nil when it dropped the
 // frame and frame stays the caller's.
 func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
-	b, ok := s.admit(port, len(frame))
+	n := s.frameLen(frame)
+	b, ok := s.admit(port, n)
 	if !ok {
 		return nil
 	}
@@ -284,7 +312,7 @@ func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
 	} else {
 		s.pool.bufs[b] = frame[:s.pool.size:s.pool.size]
 	}
-	s.enter(now, port, b, len(frame), false, 0)
+	s.enter(now, port, b, n, false, 0)
 	return spare
 }
 
@@ -316,7 +344,7 @@ func (s *Switch) accept(port, n int) bool {
 	case !p.up:
 		p.drop(DropPortDown)
 		return false
-	case n > s.pool.size:
+	case n > s.frameMax:
 		p.drop(DropOversize)
 		return false
 	}
@@ -396,7 +424,7 @@ func (s *Switch) take(port int, ctl bool) Out {
 		}
 		switch {
 		case p.hop != 0:
-			e.setQLen(s.pool.buf(p.buf)[:p.n], &p)
+			e.setQLen(s.frame(p.buf, p.n), &p)
 		case p.reef != 0 && s.intMd == intMPD:
 			s.stampMPD(&p)
 		}
@@ -405,7 +433,7 @@ func (s *Switch) take(port int, ctl bool) Out {
 	s.touch(port)
 	s.lent, s.lentN = p.buf, p.n
 	s.lentIP, s.lentReef = !ctl, p.reef
-	return Out{Port: port, Frame: s.pool.buf(p.buf)[:p.n], Due: p.due, Reef: int(p.reef)}
+	return Out{Port: port, Frame: s.frame(p.buf, p.n), Due: p.due, Reef: int(p.reef)}
 }
 
 // SetWall tells the switch that the frames its next Polls return are released to the

@@ -93,6 +93,9 @@ func (cfg *Config) Validate() error {
 			}
 		}
 	}
+	if cfg.Snap != 0 && cfg.Snap < max(wire.MinSnap, wire.PauseLen) {
+		bad("snap %d; want 0 (whole frames) or ≥ %d bytes", cfg.Snap, max(wire.MinSnap, wire.PauseLen))
+	}
 	validateECN(bad, "ecn", cfg.ECN)
 	switch cfg.INT.Mode {
 	case "", INTOff, INTHPCC:

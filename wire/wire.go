@@ -66,6 +66,10 @@ const (
 	// Overhead is the bytes a data packet without SACK or INT slots adds to its payload,
 	// Ethernet header included.
 	Overhead = ReefOffset + HeaderLen
+	// MinSnap is the fewest bytes of a frame a backend that stores frames truncated
+	// (BuildTruncated, FrameLen) may keep: the headers of a reef packet without INT
+	// slots and with every SACK block (MaxHeaders(0)).
+	MinSnap = ReefOffset + HeaderLen + MaxSack*SackLen
 	// DefaultTTL is the TTL hosts send with; PathHops = DefaultTTL - received TTL.
 	DefaultTTL = 64
 )
@@ -224,8 +228,20 @@ func (h *Header) Encode(b []byte) (int, error) {
 }
 
 // Decode parses the reef header at the start of b into h, reusing h.Sacks and h.Hops.
-// It checks every length against b and never panics.
+// It checks every length against b, the payload's included, and never panics.
 func (h *Header) Decode(b []byte) error {
+	if err := h.DecodeTruncated(b); err != nil {
+		return err
+	}
+	if len(b) < h.Len()+int(h.PayloadLen) {
+		return ErrShort
+	}
+	return nil
+}
+
+// DecodeTruncated is Decode for a packet that may be held truncated after its headers
+// (see FrameLen): the payload need not be in b. It never panics.
+func (h *Header) DecodeTruncated(b []byte) error {
 	if len(b) < HeaderLen {
 		return ErrShort
 	}
@@ -250,7 +266,7 @@ func (h *Header) Decode(b []byte) error {
 	if nsack > MaxSack || hopcap > MaxHops || nhops > hopcap {
 		return ErrBadLen
 	}
-	if len(b) < HeaderLen+nsack*SackLen+hopcap*HopLen+int(h.PayloadLen) {
+	if len(b) < HeaderLen+nsack*SackLen+hopcap*HopLen {
 		return ErrShort
 	}
 	h.Sacks = h.Sacks[:0]
@@ -306,6 +322,18 @@ func BuildFrame(buf []byte, a Addrs, ecn uint8, h *Header) (int, error) {
 	if len(buf) < n {
 		return 0, fmt.Errorf("wire: frame of %d bytes does not fit a %d-byte buffer", n, len(buf))
 	}
+	return BuildTruncated(buf, a, ecn, h)
+}
+
+// BuildTruncated is BuildFrame into a buffer that need only hold the headers: the
+// payload's bytes beyond len(buf) are not stored, and the frame is held truncated (see
+// FrameLen). It returns the frame's length on the wire, which may exceed len(buf).
+// Backends whose payloads carry nothing (the sim) store their frames so.
+func BuildTruncated(buf []byte, a Addrs, ecn uint8, h *Header) (int, error) {
+	n := ReefOffset + h.Len() + int(h.PayloadLen)
+	if len(buf) < ReefOffset+h.Len() {
+		return 0, fmt.Errorf("wire: headers of %d bytes do not fit a %d-byte buffer", ReefOffset+h.Len(), len(buf))
+	}
 	if !a.Src.Is4() || !a.Dst.Is4() {
 		return 0, fmt.Errorf("wire: reef runs over IPv4, got %v → %v", a.Src, a.Dst)
 	}
@@ -333,6 +361,22 @@ func BuildFrame(buf []byte, a Addrs, ecn uint8, h *Header) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// MaxHeaders is the most a reef frame's headers take with hopCap INT slots: what a
+// frame held truncated must keep.
+func MaxHeaders(hopCap int) int { return MinSnap + hopCap*HopLen }
+
+// FrameLen is the length on the wire of the Ethernet frame frame holds: len(frame), or,
+// for an IPv4 frame held truncated (its total length reaching beyond frame, as the sim
+// stores frames: headers only), the Ethernet header plus its IPv4 total length. (Bytes
+// a frame carries after its IPv4 packet, padding, count only while it is held whole:
+// reef pads no frame that a backend holds truncated.) It never panics.
+func FrameLen(frame []byte) int {
+	if len(frame) < EthLen+IPv4Len || be.Uint16(frame[12:]) != EtherTypeIPv4 {
+		return len(frame)
+	}
+	return max(len(frame), EthLen+int(be.Uint16(frame[EthLen+2:])))
 }
 
 // IPv4Checksum computes the header checksum of ip (with its checksum field zeroed or

@@ -189,8 +189,15 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var h Header
+		errT := h.DecodeTruncated(b)
+		if errT == nil && h.Len() > len(b) {
+			t.Fatalf("truncated header claims %d bytes from %d", h.Len(), len(b))
+		}
 		if err := h.Decode(b); err != nil {
 			return
+		}
+		if errT != nil {
+			t.Fatalf("Decode accepts what DecodeTruncated rejects: %v", errT)
 		}
 		// A header that decodes re-encodes to the same bytes (over its own length).
 		out := make([]byte, h.Len())
@@ -210,6 +217,9 @@ func FuzzClassify(f *testing.F) {
 	f.Add(buf[:n])
 	f.Add(buf[:30])
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if n := FrameLen(b); n < len(b) {
+			t.Fatalf("FrameLen = %d for %d bytes", n, len(b))
+		}
 		v, ok := Classify(b)
 		if !ok {
 			return
@@ -224,4 +234,70 @@ func FuzzClassify(f *testing.F) {
 			v.PushHop(Hop{TS: 1})
 		}
 	})
+}
+
+// A frame built into a buffer that holds only its headers is held truncated: the
+// headers are the whole frame's, and FrameLen gives its length on the wire.
+func TestBuildTruncated(t *testing.T) {
+	h := Header{Type: TypeData, Flags: FlagINT, FlowID: 7, Seq: 3, HopCap: 2, PayloadLen: 1000}
+	whole := make([]byte, 2048)
+	n, err := BuildFrame(whole, testAddrs(), ECT0, &h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := make([]byte, MaxHeaders(2))
+	m, err := BuildTruncated(short, testAddrs(), ECT0, &h)
+	if err != nil || m != n {
+		t.Fatalf("BuildTruncated = %d, %v; want %d, nil", m, err, n)
+	}
+	hdrs := ReefOffset + h.Len()
+	if !bytes.Equal(short[:hdrs], whole[:hdrs]) {
+		t.Fatal("truncated frame's headers differ from the whole frame's")
+	}
+	if got := FrameLen(short); got != n {
+		t.Fatalf("FrameLen(truncated) = %d, want %d", got, n)
+	}
+	if _, err := BuildFrame(short, testAddrs(), ECT0, &h); err == nil {
+		t.Fatal("BuildFrame accepted a buffer shorter than the frame")
+	}
+	if _, err := BuildTruncated(short[:hdrs-1], testAddrs(), ECT0, &h); err == nil {
+		t.Fatal("BuildTruncated accepted a buffer shorter than the headers")
+	}
+	v, ok := Classify(short)
+	if !ok || !v.IsReef() {
+		t.Fatal("Classify rejects a truncated frame")
+	}
+	var d Header
+	if err := d.Decode(short[v.Reef:]); err != ErrShort {
+		t.Fatalf("Decode(truncated) = %v, want ErrShort", err)
+	}
+	if err := d.DecodeTruncated(short[v.Reef:]); err != nil || d.Seq != 3 || d.PayloadLen != 1000 {
+		t.Fatalf("DecodeTruncated = %v (seq %d, payload %d)", err, d.Seq, d.PayloadLen)
+	}
+}
+
+func TestFrameLen(t *testing.T) {
+	h := Header{Type: TypeAck}
+	buf := make([]byte, 200)
+	n, err := BuildFrame(buf, testAddrs(), NotECT, &h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		frame []byte
+		want  int
+	}{
+		{"whole", buf[:n], n},
+		{"padded", buf[:n+10], n + 10},
+		{"truncated", buf[:n-5], n},
+		{"pause", make([]byte, PauseLen), PauseLen},
+		{"short", buf[:EthLen+3], EthLen + 3},
+		{"empty", nil, 0},
+	}
+	for _, tc := range tests {
+		if got := FrameLen(tc.frame); got != tc.want {
+			t.Errorf("%s: FrameLen = %d, want %d", tc.name, got, tc.want)
+		}
+	}
 }

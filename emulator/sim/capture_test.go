@@ -20,7 +20,8 @@ import (
 
 // A run with captures writes a pcapng per target, as netns does: every frame crossing
 // the host's interface both ways and every frame crossing the switch port, stamped with
-// its Due in virtual time; and capturing changes nothing the run measured.
+// its Due in virtual time, data frames as the headers the sim holds of them; and
+// capturing changes nothing the run measured.
 func TestCaptureWritesPcapng(t *testing.T) {
 	hosts := []testHost{
 		{Name: "h1", Sw: 0, Rate: units.Gbps, Delay: units.Microsecond, Buffer: 100 * units.Kilobyte},
@@ -79,6 +80,12 @@ func TestCaptureWritesPcapng(t *testing.T) {
 				switch v.Type() {
 				case wire.TypeData:
 					data++
+					// The sim stores its frames' headers only: a data frame is captured
+					// so, with its length on the wire as the original length.
+					if ci.Length != wire.FrameLen(frame) || ci.CaptureLength != len(frame) || len(frame) >= ci.Length {
+						t.Fatalf("%s data frame %d: captured %d of %d bytes (%d held); want its headers of its length on the wire, %d",
+							tc.file, n, ci.CaptureLength, ci.Length, len(frame), wire.FrameLen(frame))
+					}
 				case wire.TypeAck:
 					acks++
 				}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -90,6 +91,22 @@ type Options struct {
 	// Each runs the partitions' shares of a window, at once if it can (nil: one after
 	// another). Results never depend on it.
 	Each fabric.Each
+	// WholeFrames stores every frame whole, as the daemons do. By default the sim
+	// stores frames truncated after their headers (switchd.Config.Snap,
+	// hostd.Options.Snap): its payloads carry nothing, and a frame then takes a few
+	// hundred bytes instead of an MTU. Results never depend on it; captures show the
+	// frames truncated unless it is set.
+	WholeFrames bool
+}
+
+// snapOf is how many bytes of each frame the sim stores for sc's flows: every header
+// with the most INT slots a flow asks for, rounded up to whole cache lines.
+func snapOf(sc *scenario.Scenario) int {
+	hops := 0
+	for i := range sc.Flows {
+		hops = max(hops, sc.Flows[i].INTHops)
+	}
+	return (wire.MaxHeaders(min(hops, wire.MaxHops)) + 63) &^ 63
 }
 
 // New wires p into an engine and adds sc's flows and events, with the default Options.
@@ -102,6 +119,10 @@ func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
 	hostOpts, err := sc.HostOptions(p)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
+	}
+	snap := 0
+	if !opts.WholeFrames {
+		snap = snapOf(sc)
 	}
 	swPart, hostPart := partitionLab(p, opts.Partitions)
 	nparts := 1
@@ -121,6 +142,7 @@ func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
 		if cfg.Buffers == 0 {
 			cfg.Buffers = 64 // the pool grows with the lab's bursts; a run allocates no more
 		}
+		cfg.Snap = snap
 		sw, err := switchd.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("sim: switch %s: %w", cfg.Name, err)
@@ -130,7 +152,11 @@ func NewWith(p *plan.Plan, sc *scenario.Scenario, opts Options) (*Sim, error) {
 		swByName[cfg.Name] = n
 	}
 	for i, hp := range p.Hosts {
-		h, err := hostd.New(hp.Config, hostOpts)
+		ho := hostOpts
+		if mtu := cmp.Or(hp.Config.MTU, hostd.DefaultMTU); snap > 0 {
+			ho.Snap = min(snap, mtu+wire.EthLen)
+		}
+		h, err := hostd.New(hp.Config, ho)
 		if err != nil {
 			return nil, fmt.Errorf("sim: host %s: %w", hp.Config.Name, err)
 		}

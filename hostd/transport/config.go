@@ -114,7 +114,8 @@ func DataFrameLen(payload units.Bytes, hopCap int) int {
 
 // Transmit describes a frame PollTransmit wrote.
 type Transmit struct {
-	// Len is the frame length in bytes.
+	// Len is the frame length in bytes (on the wire: it may exceed the buffer of a frame
+	// held truncated).
 	Len int
 	// ECN is the IPv4 ECN codepoint the frame carries; INT is true when it carries INT
 	// hop slots for switches to fill.

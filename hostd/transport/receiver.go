@@ -98,10 +98,11 @@ func (r *Receiver) NextDeadline() units.Time {
 // receiver has the same four method families as the sender.
 func (r *Receiver) HandleTimeout(now units.Time) {}
 
-// HandlePacket processes a data frame of this flow.
+// HandlePacket processes a data frame of this flow. The frame may be held truncated
+// after its headers (wire.FrameLen): its payload's length is the header's.
 func (r *Receiver) HandlePacket(now units.Time, v wire.View) {
 	h := &r.hdr
-	if !v.IsReef() || h.Decode(v.Frame[v.Reef:]) != nil || h.Type != wire.TypeData || h.FlowID != r.flowID {
+	if !v.IsReef() || h.DecodeTruncated(v.Frame[v.Reef:]) != nil || h.Type != wire.TypeData || h.FlowID != r.flowID {
 		r.stats.Malformed++
 		return
 	}
@@ -241,7 +242,7 @@ func (r *Receiver) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 			h.Sacks = append(h.Sacks, wire.SackBlock{Start: g.start, End: g.end})
 		}
 	}
-	n, err := wire.BuildFrame(buf, r.addrs, wire.NotECT, h)
+	n, err := wire.BuildTruncated(buf, r.addrs, wire.NotECT, h)
 	if err != nil {
 		return Transmit{}, false
 	}
@@ -262,7 +263,7 @@ func (r *Receiver) sendCNP(now units.Time, buf []byte) (Transmit, bool) {
 	h.Ack = r.rcvNxt
 	h.TS = int64(now)
 	h.EchoTS = r.cnpTS
-	n, err := wire.BuildFrame(buf, r.addrs, wire.NotECT, h)
+	n, err := wire.BuildTruncated(buf, r.addrs, wire.NotECT, h)
 	r.cnpPending = false
 	if err != nil {
 		return Transmit{}, false

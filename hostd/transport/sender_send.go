@@ -82,7 +82,9 @@ func (s *Sender) peekNew() (uint64, bool) {
 }
 
 // PollTransmit writes the next data frame into buf if the flow may send at now, and
-// describes it. buf must hold a full frame (MTU + Ethernet header).
+// describes it. buf must hold a full frame (MTU + Ethernet header), or at least its
+// headers for a frame held truncated (wire.BuildTruncated; Transmit.Len is then the
+// frame's length on the wire, beyond len(buf)).
 func (s *Sender) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 	if s.SendReadyAt() > now {
 		return Transmit{}, false
@@ -116,7 +118,7 @@ func (s *Sender) PollTransmit(now units.Time, buf []byte) (Transmit, bool) {
 	if s.cfg.Tuning.NoECT {
 		ecn = wire.NotECT
 	}
-	n, err := wire.BuildFrame(buf, s.cfg.Addrs, ecn, h)
+	n, err := wire.BuildTruncated(buf, s.cfg.Addrs, ecn, h)
 	if err != nil {
 		return Transmit{}, false
 	}
