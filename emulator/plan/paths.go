@@ -32,9 +32,11 @@ type graph struct {
 	switches map[string]int
 	// portLink[s][port] is the link behind port of switch s.
 	portLink [][]int
-	// host32[s] maps a host address to the ports of switch s's /32 route to it; other
-	// routes are looked up by longest prefix.
-	host32 []map[netip.Addr][]int
+	// host32[s][addr32[a]] is the ports of switch s's /32 route to address a (nil:
+	// none); other routes are looked up by longest prefix. (One index of the addresses
+	// for every switch: a map per switch took 33 MB on a fat tree k = 16.)
+	host32 [][][]int
+	addr32 map[netip.Addr]int
 	hosts  map[string]int
 }
 
@@ -60,16 +62,23 @@ func graphOf(p *Plan) *graph {
 
 func newGraph(p *Plan) *graph {
 	g := &graph{p: p, switches: make(map[string]int, len(p.Switches)), portLink: make([][]int, len(p.Switches)),
-		host32: make([]map[netip.Addr][]int, len(p.Switches)), hosts: make(map[string]int, len(p.Hosts))}
+		host32: make([][][]int, len(p.Switches)), addr32: make(map[netip.Addr]int, len(p.Hosts)), hosts: make(map[string]int, len(p.Hosts))}
 	for i, h := range p.Hosts {
 		g.hosts[h.Config.Name] = i
 	}
+	for _, s := range p.Switches {
+		for _, r := range s.Config.Routes {
+			if _, ok := g.addr32[r.Prefix.Addr()]; !ok && r.Prefix.Bits() == 32 {
+				g.addr32[r.Prefix.Addr()] = len(g.addr32)
+			}
+		}
+	}
 	for i, s := range p.Switches {
 		g.switches[s.Config.Name] = i
-		g.host32[i] = make(map[netip.Addr][]int, len(s.Config.Routes))
+		g.host32[i] = make([][]int, len(g.addr32))
 		for _, r := range s.Config.Routes {
 			if r.Prefix.Bits() == 32 {
-				g.host32[i][r.Prefix.Addr()] = r.Ports
+				g.host32[i][g.addr32[r.Prefix.Addr()]] = r.Ports
 			}
 		}
 		g.portLink[i] = make([]int, len(s.Config.Ports))
@@ -98,8 +107,8 @@ func (g *graph) hop(li int, from string) LinkHop {
 
 // route returns the ports of switch s's longest-prefix route to dst.
 func (g *graph) route(s int, dst netip.Addr) []int {
-	if ports, ok := g.host32[s][dst]; ok {
-		return ports
+	if k, ok := g.addr32[dst]; ok && g.host32[s][k] != nil {
+		return g.host32[s][k]
 	}
 	best, bits := []int(nil), -1
 	for _, r := range g.p.Switches[s].Config.Routes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"reef/emulator/topo"
@@ -200,15 +201,20 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 			dist[t] = bfs(nbr, t)
 		}
 	}
+	// A switch's routes to the hosts behind one remote switch share their ports, so
+	// each switch keeps one copy of each distinct port list (on a fat tree k = 16 its
+	// 1,024 routes have a few dozen; the copies took 64 MB).
+	var ports []int
+	var key []byte
 	for s := range p.Switches {
 		c := &p.Switches[s].Config
 		c.Routes = make([]switchd.Route, 0, len(p.Hosts))
-		var slab []int // one allocation for the ports of all of s's routes
+		lists := map[string][]int{}
 		for hi, h := range p.Hosts {
 			at := attach[hi]
-			start := len(slab)
+			ports = ports[:0]
 			if at.sw == s {
-				slab = append(slab, at.port)
+				ports = append(ports, at.port)
 			} else {
 				d := dist[at.sw]
 				if d[s] < 0 {
@@ -216,12 +222,20 @@ func Build(t *topo.Topology, opts Options) (*Plan, error) {
 				}
 				for port, n := range nbr[s] {
 					if n >= 0 && d[n] == d[s]-1 {
-						slab = append(slab, port)
+						ports = append(ports, port)
 					}
 				}
 			}
-			c.Routes = append(c.Routes, switchd.Route{Prefix: netip.PrefixFrom(h.Config.Addr, 32)})
-			c.Routes[len(c.Routes)-1].Ports = slab[start:len(slab):len(slab)]
+			key = key[:0]
+			for _, port := range ports {
+				key = binary.AppendUvarint(key, uint64(port))
+			}
+			list, ok := lists[string(key)] // no allocation for the lookup
+			if !ok {
+				list = slices.Clip(slices.Clone(ports)) // routes share it: an append must copy
+				lists[string(key)] = list
+			}
+			c.Routes = append(c.Routes, switchd.Route{Prefix: netip.PrefixFrom(h.Config.Addr, 32), Ports: list})
 		}
 	}
 	return p, nil

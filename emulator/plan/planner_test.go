@@ -109,6 +109,19 @@ func TestFatTreeRoutes(t *testing.T) {
 			t.Errorf("%s has %d routes, want one per host (16)", s.Config.Name, len(s.Config.Routes))
 		}
 	}
+	// A switch keeps one copy of each distinct port list: tor1's routes to the 14 hosts
+	// of other ToRs share one, which an append to one route's ports does not change.
+	tor1, _ := p.SwitchByName("tor1")
+	lists := map[*int]bool{}
+	for _, r := range tor1.Config.Routes {
+		lists[&r.Ports[0]] = true
+		if cap(r.Ports) != len(r.Ports) {
+			t.Fatalf("tor1's route to %v: ports %v with room to append into the shared list", r.Prefix, r.Ports)
+		}
+	}
+	if len(lists) != 3 {
+		t.Errorf("tor1's 16 routes use %d port lists, want 3 (h1, h2, the uplinks)", len(lists))
+	}
 }
 
 func TestPortsAndHosts(t *testing.T) {
