@@ -37,28 +37,32 @@ expectations:
 // reef run --no-figures does, and reports its wall time, CPU time and the process's
 // peak resident memory, and logs its FCT slowdowns by size bucket. The sim splits the
 // lab into 16 partitions run on every CPU (sim.Options.Partitions): on a 2-core VM it
-// takes 4 to 11 minutes, as busy as the machine is (2026-11-28: 266 s wall, 500 CPU-s,
-// 1.04 GB peak, where the same machine ran the day's first build in 306 s, 566 CPU-s
-// and 2.6 GB: the switches of a partition now share one frame pool, and the sim's heap
-// is collected before the analysis; the day before, on a busier machine, 653 s and
-// 2.5 GB; whole, on one core, 2,118 CPU-s and about 35 minutes), most of it the sim,
-// whose packet-hops cost several times what they do on a k = 4 fabric
-// (BenchmarkFatTreePermutationLarge). Its peak memory grows with the run's length:
-// 0.64-0.70 GB at 3 ms of paper time, 1.04 GB at 10 ms, 1.58 GB at 20 ms (2026-11-28),
-// because the fabric is still filling: the queues summed over every port (queues.csv)
-// hold 14 MB at 0.2 ms and 58 MB at 2.8 ms, Swift's standing queues growing with the
-// flows alive, and the largest web-search flows live for milliseconds. At 20 ms the
-// heap held 1.25 GB: 454 MB of frames queued and on the links (buffers, queue storage,
-// frames between partitions), about 240 MB of flows (every flow of the run is built up
-// front; senders, receivers, their algorithms and records: 3 KB each), 200 MB of
-// results (the sample series) and 130 MB of plan and wiring. Releasing the buffers
-// and queue storage unused since the previous 100 µs (so that they follow the recent
-// peak, not the run's largest) left the 3 ms heap as it was: those buffers are frames
-// actually held. The CPU time per millisecond of paper time grows with them (50 s per
-// ms over 10 ms, 100 s over 20 ms: 2,032 CPU-s, 19 minutes): once the frames held
-// outgrow the processor's caches, each hop's first read of a frame's header misses
-// (18% of a 3 ms run's profile; transparent huge pages, `always` rather than Debian's
-// `madvise`, saved 6% of it, alternating two runs each).
+// takes 4 to 11 minutes, as busy as the machine is (2026-11-28: 266 s wall and 500
+// CPU-s on a quiet machine, 636 s and 1,052 CPU-s later that day, when the k = 4
+// benchmark ran at half its usual speed; whole, on one core, 2,118 CPU-s and about 35
+// minutes), most of it the sim, whose packet-hops cost several times what they do on a
+// k = 4 fabric (BenchmarkFatTreePermutationLarge).
+//
+// Memory (2026-11-28, the same machine, one build after another): the sim holds each
+// frame's headers only (192 bytes, not an MTU's 1,518) and the plan one copy of each
+// route port list, so the peak resident memory at 3 ms of paper time went from 646 MB
+// to 517 MB (headers only) to 323 MB (plan), and at 10 ms from about 1.0 GB to 820 MB,
+// where the heap peaks near 500 MB instead of 808 MB (frames queued and between
+// partitions: 349 MB before, 43 MB now). What still grows with the run's length, at 10
+// ms: the flows (every flow of the run is built up front: senders, receivers, their
+// algorithms and records, about 2.7 KB each, 100 MB for 37,000 flows), the sample
+// series (65 MB of port samples, allocated up front, and 32 MB of flow samples), and
+// the fabric's queues as it fills (queue storage 75 MB: Swift's standing queues grow
+// with the flows alive, and the largest web-search flows live for milliseconds; the
+// queues summed over every port hold 14 MB at 0.2 ms and 58 MB at 2.8 ms). Halving a
+// queue's storage once it held under an eighth of it saved 4 of its 38 MB at 3 ms and
+// cost 1.6% more instructions per packet-hop on the k = 4 benchmark: not kept. The CPU
+// time per millisecond of paper time grows with the frames held (50 s per ms over 10
+// ms, 100 s over 20 ms, before frames were cut to their headers): once they outgrow the
+// processor's caches, each hop's first read of a frame's header misses (18% of a 3 ms
+// run's profile then; transparent huge pages, `always` rather than Debian's `madvise`,
+// saved 6% of it, alternating two runs each).
+//
 // It runs only when asked for, so that `make bench` and other runs of every benchmark
 // stay within go test's default timeout:
 //
