@@ -109,20 +109,65 @@ func TestSamplingRoundTrip(t *testing.T) {
 	}
 }
 
-// BenchmarkSamplingCost runs the sampling lab (TestSamplingDoesNotPerturb's) for 20 ms
-// sampled every millisecond and every 5 µs, writing each run's results as `reef run`
-// does (results.WriteDir: results.json and the CSV series), and reports the CPU time of
-// each run with and without the writing, and the ratios (goal: the 5 µs run costs at
-// most 1.1x the 1 ms run, writing included).
+// BenchmarkSamplingCost runs the sampling lab (TestSamplingDoesNotPerturb's) sampled
+// every millisecond and every 5 µs, writing each run's results as `reef run` does
+// (results.WriteDir: results.json and the CSV series), and reports the CPU time of each
+// run with and without the writing, and the ratios (goal: the 5 µs run costs at most
+// 1.1x the 1 ms run, writing included). It runs the lab at three link rates, since what
+// a sample costs against the run depends on how many frames move between two samples:
+// at 1 Gbit/s (20 ms) a 1,500-byte frame takes 12 µs on a link, so a 5 µs interval
+// takes more samples (80 ports and 24 flows every 5 µs) than the run has packet-hops;
+// at 10 Gbit/s (20 ms) there are about 2.5 packet-hops per sample, at 100 Gbit/s (2 ms,
+// the rate of the papers' fabrics) about 13. samples/hop reports it.
 func BenchmarkSamplingCost(b *testing.B) {
-	const d = 20 * units.Millisecond
+	for _, c := range []struct {
+		name string
+		rate units.Rate
+		d    units.Time
+	}{
+		{"1Gbps", units.Gbps, 20 * units.Millisecond},
+		{"10Gbps", 10 * units.Gbps, 20 * units.Millisecond},
+		{"100Gbps", 100 * units.Gbps, 2 * units.Millisecond},
+	} {
+		b.Run(c.name, func(b *testing.B) { samplingCost(b, c.rate, c.d) })
+	}
+}
+
+// samplingCost is BenchmarkSamplingCost at one link rate: the sampling lab with every
+// link, NIC and switch port at rate, run for d.
+func samplingCost(b *testing.B, rate units.Rate, d units.Time) {
 	dir := b.TempDir()
+	atRate := func(p *plan.Plan, _ *scenario.Scenario) {
+		for i := range p.Switches {
+			for j := range p.Switches[i].Config.Ports {
+				p.Switches[i].Config.Ports[j].Rate = rate
+			}
+		}
+		for i := range p.Hosts {
+			p.Hosts[i].Config.Rate = rate
+		}
+		for i := range p.Links {
+			p.Links[i].Rate = rate
+		}
+	}
+	var hops, samples int
 	run := func(every units.Time) (sim, all time.Duration) {
 		c0 := cpuTime()
-		r := samplingLab(b, d, every)
+		s := samplingSim(b, d, every, Options{}, atRate)
+		s.RunUntil(d)
+		r := s.Results()
 		c1 := cpuTime()
 		if err := results.WriteDir(dir, r); err != nil {
 			b.Fatal(err)
+		}
+		if every < units.Millisecond {
+			hops, samples = int(s.Hops()), 0
+			for i := range r.Ports {
+				samples += len(r.Ports[i].Samples)
+			}
+			for i := range r.Flows {
+				samples += len(r.Flows[i].Samples)
+			}
 		}
 		return c1 - c0, cpuTime() - c0
 	}
@@ -139,6 +184,7 @@ func BenchmarkSamplingCost(b *testing.B) {
 	b.ReportMetric(fineSim.Seconds()/n, "cpu-s/5µs-unwritten")
 	b.ReportMetric(fine.Seconds()/coarse.Seconds(), "5µs/1ms")
 	b.ReportMetric(fineSim.Seconds()/coarseSim.Seconds(), "5µs/1ms-unwritten")
+	b.ReportMetric(float64(samples)/float64(hops), "samples/hop")
 }
 
 // The sim stores its frames' headers only; storing them whole, as the daemons do,
