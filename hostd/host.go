@@ -74,6 +74,11 @@ type FlowSpec struct {
 	Start, Stop units.Time
 	// Alg is the flow's congestion controller, built by the caller (see FlowEnv).
 	Alg cc.Algorithm
+	// NewAlg, when Alg is nil, builds the flow's congestion controller: AddFlow calls it
+	// once, to check it, and the host again when the flow starts, so that a host given
+	// many flows holds algorithms only for those in progress. It must build the same
+	// algorithm every time (its random source seeded afresh, say).
+	NewAlg func() (cc.Algorithm, error)
 	// HopCap is the number of per-hop INT slots each data packet reserves (HPCC,
 	// PowerTCP); 0 for none.
 	HopCap int
@@ -119,7 +124,8 @@ type HostStats struct {
 	// FramesSent and BytesSent count frames put on the wire (data and ACKs).
 	FramesSent, BytesSent uint64
 	// Ignored counts frames that were not reef frames for this host (left to the
-	// kernel) or for flows it does not know; Pauses counts PFC frames obeyed.
+	// kernel) or for flows it does not know, or does not run (an ACK for a flow that
+	// has finished); Pauses counts PFC frames obeyed.
 	Ignored, Pauses uint64
 	// Malformed counts reef frames shorter than their own lengths say (dropped before
 	// any state is created for them).
@@ -134,8 +140,16 @@ type HostStats struct {
 }
 
 type flow struct {
-	spec     FlowSpec
+	spec FlowSpec
+	cnp  units.Time // the CNP interval asked for (FlowSpec.CNPInterval, else the algorithm's)
+	// snd is the flow's sender from its start until it finishes: the host builds it
+	// (and the algorithm, from FlowSpec.NewAlg) when the flow starts, and lets both go
+	// when it finishes, keeping end, so that a host given many flows, one after
+	// another, holds senders only for those in progress. ACKs that arrive for a
+	// finished flow (duplicates of retransmitted packets) are ignored, as by a
+	// transport that closed the connection.
 	snd      *transport.Sender
+	end      *flowEnd
 	started  bool
 	stopped  bool
 	finished bool
@@ -148,9 +162,22 @@ type flow struct {
 	fired units.Time
 }
 
+// flowEnd is what a finished flow reports once its sender is gone: the sender's stats
+// and its algorithm's window and rate at the flow's completion, and when that was.
+type flowEnd struct {
+	stats transport.SenderStats
+	cwnd  units.Bytes
+	rate  units.Rate
+	at    units.Time
+}
+
 // refresh recomputes f's cached deadlines after a call into its sender, and lowers
 // the host's bounds over all active flows.
 func (h *Host) refresh(f *flow) {
+	if f.snd == nil { // finished
+		f.ready, f.timer = units.Never, units.Never
+		return
+	}
 	f.ready = f.snd.SendReadyAt()
 	if f.ready != units.Never {
 		f.ready = max(f.ready, f.spec.Start)
@@ -305,23 +332,24 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 		return fmt.Errorf("hostd: flow %d: its headers (%d bytes with %d INT slots) do not fit the host's snap of %d bytes",
 			spec.ID, wire.MaxHeaders(spec.HopCap), spec.HopCap, h.opts.Snap)
 	}
-	mss := transport.MSS(h.cfg.MTU, spec.HopCap)
-	cnp := spec.CNPInterval
-	if r, ok := spec.Alg.(CNPRequester); ok && cnp == 0 {
-		cnp = r.CNPInterval()
+	alg := spec.Alg
+	if alg == nil {
+		if spec.NewAlg == nil {
+			return fmt.Errorf("hostd: flow %d: no congestion control (Alg or NewAlg)", spec.ID)
+		}
+		a, err := spec.NewAlg()
+		if err != nil {
+			return fmt.Errorf("hostd: flow %d: %w", spec.ID, err)
+		}
+		alg = a
 	}
-	snd, err := transport.NewSender(transport.SenderConfig{
-		FlowID: spec.ID,
-		Addrs: wire.Addrs{SrcMAC: h.cfg.MAC, DstMAC: h.cfg.GatewayMAC, Src: h.cfg.Addr, Dst: spec.Dst,
-			SrcPort: SrcPort(spec.ID)},
-		Size: spec.Size, MSS: mss, HopCap: spec.HopCap, LineRate: h.cfg.Rate, Ack: spec.Ack,
-		MPDUnit: h.opts.MPDUnit, InitRTT: spec.BaseRTT, Tuning: h.opts.Tuning, Alg: spec.Alg, CNPInterval: cnp,
-		Scratch: h.scratch,
-	})
-	if err != nil {
+	f := &flow{spec: spec, cnp: spec.CNPInterval}
+	if r, ok := alg.(CNPRequester); ok && f.cnp == 0 {
+		f.cnp = r.CNPInterval()
+	}
+	if err := h.senderConfig(f, alg).Validate(); err != nil {
 		return fmt.Errorf("hostd: flow %d: %w", spec.ID, err)
 	}
-	f := &flow{spec: spec, snd: snd}
 	h.flows = append(h.flows, f)
 	h.byID[spec.ID] = f
 	// Keep waiting sorted by start (stable): most callers add in start order, which
@@ -335,6 +363,41 @@ func (h *Host) AddFlow(spec FlowSpec) error {
 	})
 	h.waiting = slices.Insert(h.waiting, h.waitHead+i, f)
 	return nil
+}
+
+// senderConfig is the configuration of f's sender with algorithm alg.
+func (h *Host) senderConfig(f *flow, alg cc.Algorithm) *transport.SenderConfig {
+	sp := &f.spec
+	return &transport.SenderConfig{
+		FlowID: sp.ID,
+		Addrs: wire.Addrs{SrcMAC: h.cfg.MAC, DstMAC: h.cfg.GatewayMAC, Src: h.cfg.Addr, Dst: sp.Dst,
+			SrcPort: SrcPort(sp.ID)},
+		Size: sp.Size, MSS: transport.MSS(h.cfg.MTU, sp.HopCap), HopCap: sp.HopCap, LineRate: h.cfg.Rate,
+		Ack: sp.Ack, MPDUnit: h.opts.MPDUnit, InitRTT: sp.BaseRTT, Tuning: h.opts.Tuning, Alg: alg,
+		CNPInterval: f.cnp, Scratch: h.scratch,
+	}
+}
+
+// startSender builds f's sender as the flow starts, and its algorithm unless the spec
+// gave one. Both built when AddFlow checked them, so they fail only if NewAlg does not
+// build the same algorithm every time: the flow then does not start.
+func (h *Host) startSender(f *flow) bool {
+	alg := f.spec.Alg
+	if alg == nil {
+		a, err := f.spec.NewAlg()
+		if err != nil {
+			h.log.Error("flow not started: its algorithm failed", "host", h.cfg.Name, "flow", f.spec.ID, "err", err)
+			return false
+		}
+		alg = a
+	}
+	snd, err := transport.NewSender(*h.senderConfig(f, alg))
+	if err != nil {
+		h.log.Error("flow not started", "host", h.cfg.Name, "flow", f.spec.ID, "err", err)
+		return false
+	}
+	f.snd = snd
+	return true
 }
 
 // SrcPort is the UDP source port flow id starts with: it spreads flows over the
@@ -394,7 +457,7 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 		}
 	default:
 		f := h.byID[id]
-		if f == nil {
+		if f == nil || f.snd == nil { // unknown, not started, or finished
 			h.stats.Ignored++
 			return
 		}
@@ -414,6 +477,10 @@ func (h *Host) checkDone(f *flow) {
 	if done, at := f.snd.Done(); done {
 		f.finished = true
 		h.anyFinished = true
+		alg := f.snd.Alg()
+		f.end = &flowEnd{stats: f.snd.Stats(), cwnd: alg.Window(), rate: alg.Rate(), at: at}
+		f.snd, f.spec.Alg, f.spec.NewAlg = nil, nil, nil
+		f.ready, f.timer = units.Never, units.Never
 		c := Completion{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size,
 			Start: f.spec.Start, Finish: at, FCT: at - f.spec.Start}
 		h.completions = append(h.completions, c)

@@ -1,7 +1,13 @@
 package hostd_test
 
 import (
+	"reflect"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"reef/cc"
 
 	"reef/hostd"
 	"reef/hostd/hosttest"
@@ -679,4 +685,89 @@ func TestStopIsExact(t *testing.T) {
 			t.Errorf("%s: %d data frames, want %d", tc.name, got, want)
 		}
 	}
+}
+
+// A flow whose algorithm the host builds (FlowSpec.NewAlg) gets it when it starts and
+// lets it go, with its sender, when it finishes; it sends the same frames as a flow
+// given its algorithm up front, and reports at the end what it did at its completion.
+func TestFlowBuiltAtStartReleasedAtFinish(t *testing.T) {
+	const size = 200_000
+	// The first flow runs from 0 to about 5 ms (it loses frames and recovers); the
+	// host is looked at in the middle of it, and the second starts after it.
+	const mid, second = 2 * units.Millisecond, 10 * units.Millisecond
+	type result struct {
+		stats []hostd.FlowStats
+		done  []hostd.Completion
+		sent  uint64
+		net   *hosttest.Net // the hosts, kept alive
+	}
+	// built counts the algorithms NewAlg built, freed those the collector then found
+	// unreachable.
+	var built, freed atomic.Int32
+	newAlg := func() (cc.Algorithm, error) {
+		a := &hosttest.Fixed{W: 40_000}
+		built.Add(1)
+		runtime.AddCleanup(a, func(*atomic.Int32) { freed.Add(1) }, &freed)
+		return a, nil
+	}
+	// collect runs the collector until want algorithms are freed, or a while.
+	collect := func(want int32) int32 {
+		for range 100 {
+			runtime.GC()
+			if freed.Load() >= want {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return freed.Load()
+	}
+	exchange := func(lazy bool) result {
+		n, h0, h1 := pair(t, hosttest.Config{Delay: 5 * units.Microsecond}, units.Gbps,
+			hosttest.Port{Rate: units.Gbps / 2, Buffer: 20 * 1500})
+		for i, at := range []units.Time{0, second} {
+			spec := hostd.FlowSpec{ID: uint32(i + 1), Dst: h1.Config().Addr, Size: size, Start: at}
+			if lazy {
+				spec.NewAlg = newAlg
+			} else {
+				spec.Alg = &hosttest.Fixed{W: 40_000}
+			}
+			addFlow(t, h0, spec)
+		}
+		if lazy {
+			if got := built.Load(); got != 2 {
+				t.Fatalf("AddFlow built %d algorithms for 2 flows; want one each, to check it", got)
+			}
+			if st := h0.FlowStats()[0]; st.Started || st.Cwnd != 0 {
+				t.Errorf("a flow not started reports started %v, window %d; want false, 0", st.Started, st.Cwnd)
+			}
+			run(t, n, mid)
+			st := h0.FlowStats()
+			if built.Load() != 3 || !st[0].Started || st[1].Started {
+				t.Fatalf("at %v: %d algorithms built, started %v and %v; want 3, the first flow's at its start",
+					mid, built.Load(), st[0].Started, st[1].Started)
+			}
+			// The first flow is running: its algorithm is held, the two checked ones not.
+			if got := collect(2); got != 2 {
+				t.Errorf("at %v: %d algorithms freed; want the 2 AddFlow checked", mid, got)
+			}
+		}
+		run(t, n, 50*units.Millisecond)
+		return result{h0.FlowStats(), h0.Completions(), h0.Stats().FramesSent, n}
+	}
+	want := exchange(false)
+	if len(want.done) != 2 || want.done[0].Finish >= second || want.stats[1].Cwnd != 40_000 {
+		t.Fatalf("up front: completions %+v, stats %+v; want both flows finished, the first before %v", want.done, want.stats, second)
+	}
+	got := exchange(true)
+	if built.Load() != 4 {
+		t.Errorf("%d algorithms built; want 4: each flow's checked, and built at its start", built.Load())
+	}
+	if !reflect.DeepEqual(got.stats, want.stats) || !reflect.DeepEqual(got.done, want.done) || got.sent != want.sent {
+		t.Errorf("built at start: %+v\nup front: %+v; want the same", got, want)
+	}
+	// Both flows finished while the host lives on: it holds neither algorithm.
+	if n := collect(4); n != 4 {
+		t.Errorf("%d of 4 algorithms freed after both flows finished; want all", n)
+	}
+	runtime.KeepAlive(got.net)
 }

@@ -13,6 +13,9 @@ func (h *Host) runTimers(now units.Time) {
 		f := h.waiting[h.waitHead]
 		h.waiting[h.waitHead] = nil
 		h.waitHead++
+		if !h.startSender(f) {
+			continue
+		}
 		f.started = true
 		h.refresh(f)
 		h.active = append(h.active, f)
@@ -48,7 +51,9 @@ func (h *Host) stopFlows(t units.Time) {
 			continue
 		}
 		f.stopped = true
-		f.snd.Stop()
+		if f.snd != nil { // not finished
+			f.snd.Stop()
+		}
 		h.committed = max(h.committed, f.spec.Stop)
 		h.refresh(f)
 	}

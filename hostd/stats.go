@@ -18,7 +18,8 @@ type FlowStats struct {
 	// Started, Done and FCT (valid when Done) describe the flow's life.
 	Started, Done bool
 	FCT           units.Time
-	// Cwnd and PacingRate are the algorithm's current window and rate.
+	// Cwnd and PacingRate are the algorithm's current window and rate: 0 before the
+	// flow starts, and those at its completion once it has finished.
 	Cwnd       units.Bytes
 	PacingRate units.Rate
 	transport.SenderStats
@@ -38,10 +39,10 @@ func (h *Host) FlowStats() []FlowStats { return h.AppendFlowStats(nil) }
 func (h *Host) AppendFlowStats(dst []FlowStats) []FlowStats {
 	for _, f := range h.flows {
 		s := FlowStats{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size, Start: f.spec.Start,
-			Started: f.started, Cwnd: f.snd.Alg().Window(), PacingRate: f.snd.Alg().Rate(),
-			SenderStats: f.snd.Stats()}
-		if done, at := f.snd.Done(); done {
-			s.Done, s.FCT = true, at-f.spec.Start
+			Started: f.started, Done: f.end != nil}
+		s.SenderStats, s.Cwnd, s.PacingRate = f.state()
+		if s.Done {
+			s.FCT = f.end.at - f.spec.Start
 		}
 		dst = append(dst, s)
 	}
@@ -81,11 +82,23 @@ func (h *Host) AppendActiveProgress(dst []FlowProgress, since int) ([]FlowProgre
 
 // progress is f's FlowProgress now.
 func (f *flow) progress() FlowProgress {
-	st := f.snd.Stats()
-	done, _ := f.snd.Done()
-	return FlowProgress{ID: f.spec.ID, Started: f.started, Done: done,
-		BytesAcked: st.BytesAcked, Cwnd: f.snd.Alg().Window(), PacingRate: f.snd.Alg().Rate(),
+	st, cwnd, rate := f.state()
+	return FlowProgress{ID: f.spec.ID, Started: f.started, Done: f.end != nil,
+		BytesAcked: st.BytesAcked, Cwnd: cwnd, PacingRate: rate,
 		LastRTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD, Retransmits: st.Retransmits}
+}
+
+// state is f's sender's stats and its algorithm's window and rate: now while the flow
+// runs, at its completion once it has finished, and zero before it starts.
+func (f *flow) state() (transport.SenderStats, units.Bytes, units.Rate) {
+	switch {
+	case f.snd != nil:
+		alg := f.snd.Alg()
+		return f.snd.Stats(), alg.Window(), alg.Rate()
+	case f.end != nil:
+		return f.end.stats, f.end.cwnd, f.end.rate
+	}
+	return transport.SenderStats{}, 0, 0
 }
 
 // Skew summarises, over the reef frames the host received, how stale its decisions

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"reef/cc"
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
@@ -333,13 +334,20 @@ func (s *Sim) addFlows() error {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
 		}
 		env.BaseRTT, env.PathHops, env.NetworkRTT = rtt, hops, networkRTT
-		env.Rand = rand.New(rand.NewPCG(s.sc.Seed, uint64(f.ID)))
-		alg, err := f.Algorithm(env)
-		if err != nil {
+		seed := s.sc.Seed
+		// The host builds the algorithm as the flow starts (a run of many flows holds
+		// algorithms only for those in progress), each time with its random source
+		// seeded afresh.
+		newAlg := func() (cc.Algorithm, error) {
+			env := env
+			env.Rand = rand.New(rand.NewPCG(seed, uint64(f.ID)))
+			return f.Algorithm(env)
+		}
+		if _, err := newAlg(); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 		spec := hostd.FlowSpec{ID: f.ID, Name: f.Name, Dst: dst, Size: f.Size, Start: f.Start, Stop: f.Stop,
-			Alg: alg, HopCap: f.INTHops, Ack: transport.AckPolicy{Every: f.AckEvery}, BaseRTT: rtt}
+			NewAlg: newAlg, HopCap: f.INTHops, Ack: transport.AckPolicy{Every: f.AckEvery}, BaseRTT: rtt}
 		if err := src.Host().AddFlow(spec); err != nil {
 			return fmt.Errorf("sim: flow %s: %w", f.Name, err)
 		}
