@@ -644,12 +644,12 @@ func PayloadEfficiency(mtu, intHops int) float64 {
 
 // bottleneck is the slowest link rate on the first path from src to dst.
 func bottleneck(p *plan.Plan, src, dst string) units.Rate {
-	paths, err := p.Paths(src, dst)
-	if err != nil || len(paths) == 0 {
+	path, err := p.FirstPath(src, dst)
+	if err != nil {
 		return 0
 	}
 	r := units.Rate(math.MaxInt64)
-	for _, h := range paths[0] {
+	for _, h := range path {
 		r = min(r, p.Links[h.Link].Rate)
 	}
 	return r

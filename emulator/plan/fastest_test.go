@@ -1,16 +1,20 @@
 package plan
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
+	"reef/emulator/topo"
 	"reef/units"
 )
 
 // TestFastestOneWayMatchesPaths: the switch-by-switch least one-way time BaseRTT uses
 // must equal the least OneWay over every path Paths enumerates, for every host pair of
 // every shipped topology (links of unequal delays and rates included), and a route that
-// loops must fall back to the paths' answer.
+// loops must fall back to the paths' answer. FirstPath must be the first of the paths.
 func TestFastestOneWayMatchesPaths(t *testing.T) {
 	files, err := filepath.Glob("../../topologies/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -66,7 +70,12 @@ func checkFastest(t *testing.T, p *Plan) {
 			if a.Config.Name == b.Config.Name {
 				continue
 			}
-			paths, perr := g.paths(a.Config.Name, b.Config.Name)
+			paths, perr := g.paths(a.Config.Name, b.Config.Name, true)
+			first, ferr := p.FirstPath(a.Config.Name, b.Config.Name)
+			if (ferr != nil) != (perr != nil) || perr == nil && !reflect.DeepEqual(first, paths[0]) {
+				t.Fatalf("%s→%s: first path %v (err %v), want the first of the paths %v (err %v)",
+					a.Config.Name, b.Config.Name, first, ferr, paths, perr)
+			}
 			for _, size := range []units.Bytes{64, 1500} {
 				got, err := g.fastestOneWay(a.Config.Name, b.Config.Name, size)
 				if (err != nil) != (perr != nil) {
@@ -84,5 +93,42 @@ func checkFastest(t *testing.T, p *Plan) {
 	}
 	if pairs == 0 {
 		t.Fatal("no host pair compared")
+	}
+}
+
+// BenchmarkFirstPath compares, on the k = 16 fat tree, walking every path between two
+// hosts in different pods (Paths: 64 of them) with stopping at the first (FirstPath),
+// which is all the sim's and the analysis's per-flow path lengths and bottlenecks read.
+func BenchmarkFirstPath(b *testing.B) {
+	doc, err := os.ReadFile("../../topologies/fat-tree-k4.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	k16 := strings.Replace(string(doc), "\n  k: 4\n", "\n  k: 16\n", 1)
+	tp, err := topo.Parse("fat-tree-k16.yaml", []byte(k16))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Build(tp, Options{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := len(p.Hosts)
+	for _, c := range []struct {
+		name string
+		walk func(src, dst string) error
+	}{
+		{"Paths", func(src, dst string) error { _, err := p.Paths(src, dst); return err }},
+		{"FirstPath", func(src, dst string) error { _, err := p.FirstPath(src, dst); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if err := c.walk(p.Hosts[i%n].Config.Name, p.Hosts[(i+n/2)%n].Config.Name); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

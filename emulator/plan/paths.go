@@ -139,8 +139,9 @@ func (g *graph) ends(src, dst string) (*Host, netip.Addr, error) {
 	return hs, g.p.Hosts[di].Config.Addr, nil
 }
 
-// paths returns every path from host src to host dst the switches' routes allow.
-func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
+// paths returns every path from host src to host dst the switches' routes allow, or
+// only the first of them (all false).
+func (g *graph) paths(src, dst string, all bool) ([][]LinkHop, error) {
 	hs, addr, err := g.ends(src, dst)
 	if err != nil {
 		return nil, err
@@ -156,6 +157,9 @@ func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
 		onPath[sw] = true
 		defer delete(onPath, sw)
 		for _, port := range g.route(sw, addr) {
+			if !all && len(out) > 0 {
+				return
+			}
 			if port < 0 || port >= len(g.portLink[sw]) || g.portLink[sw][port] < 0 {
 				continue
 			}
@@ -182,7 +186,18 @@ func (g *graph) paths(src, dst string) ([][]LinkHop, error) {
 // MaxMin follows each flow through the same routes, taking at every switch the port or
 // ports the flow used there (see Flow).
 func (p *Plan) Paths(src, dst string) ([][]LinkHop, error) {
-	return graphOf(p).paths(src, dst)
+	return graphOf(p).paths(src, dst, true)
+}
+
+// FirstPath is the first of the paths Paths returns, found without walking the others
+// (a k = 16 fat tree has 64 between pods): for what every path shares, such as its
+// length in a fat tree.
+func (p *Plan) FirstPath(src, dst string) ([]LinkHop, error) {
+	paths, err := graphOf(p).paths(src, dst, false)
+	if err != nil {
+		return nil, err
+	}
+	return paths[0], nil
 }
 
 // BaseRTT is the round-trip time from src to dst and back on an idle network: along the
@@ -264,7 +279,7 @@ func (g *graph) fastestOneWay(src, dst string, b units.Bytes) (units.Time, error
 		}
 	}
 	if loop {
-		paths, err := g.paths(src, dst)
+		paths, err := g.paths(src, dst, true)
 		if err != nil {
 			return 0, err
 		}

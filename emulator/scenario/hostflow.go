@@ -43,11 +43,11 @@ func (f *Flow) Resolve(p *plan.Plan, packetBytes units.Bytes) (HostFlow, error) 
 	if err != nil {
 		return HostFlow{}, fmt.Errorf("flow %s: %w", f.Name, err)
 	}
-	paths, err := p.Paths(f.Src, f.Dst)
-	if err != nil || len(paths) == 0 {
+	path, err := p.FirstPath(f.Src, f.Dst)
+	if err != nil {
 		return HostFlow{}, fmt.Errorf("flow %s: no path from %s to %s", f.Name, f.Src, f.Dst)
 	}
-	return HostFlow{Flow: *f, DstAddr: dst, BaseRTT: rtt, PathHops: len(paths[0]) - 1}, nil
+	return HostFlow{Flow: *f, DstAddr: dst, BaseRTT: rtt, PathHops: len(path) - 1}, nil
 }
 
 // NetworkRTT is the largest base RTT among the scenario's flows, each for a full data

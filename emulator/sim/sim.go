@@ -380,18 +380,15 @@ func (s *Sim) pathInfo(src, dst string, pkt units.Bytes) (int, units.Time, error
 	if v, ok := s.paths[key]; ok {
 		return v.hops, v.rtt, nil
 	}
-	paths, err := s.p.Paths(src, dst)
+	path, err := s.p.FirstPath(src, dst)
 	if err != nil {
 		return 0, 0, err
-	}
-	if len(paths) == 0 {
-		return 0, 0, fmt.Errorf("no path from %s to %s", src, dst)
 	}
 	rtt, err := s.p.BaseRTT(src, dst, pkt)
 	if err != nil {
 		return 0, 0, err
 	}
-	v := pathVal{hops: len(paths[0]) - 1, rtt: rtt}
+	v := pathVal{hops: len(path) - 1, rtt: rtt}
 	s.paths[key] = v
 	return v.hops, v.rtt, nil
 }
