@@ -12,6 +12,7 @@ import (
 	"reef/emulator/plan"
 	"reef/emulator/results"
 	"reef/emulator/scenario"
+	"reef/internal/jsonfile"
 )
 
 // Files in a run directory.
@@ -44,17 +45,7 @@ func writeJSON(path string, v any) error {
 // is for reef report to read back, and a large fabric's routes would make it several
 // times larger indented (a k = 16 fat tree's: 85 MB against 21 MB).
 func writeJSONAs(path string, v any, indent bool) error {
-	var b []byte
-	var err error
-	if indent {
-		b, err = json.MarshalIndent(v, "", "  ")
-	} else {
-		b, err = json.Marshal(v)
-	}
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", filepath.Base(path), err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := jsonfile.Write(path, v, indent); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"reef/internal/jsonfile"
 )
 
 // State is a lab's intent log, kept in <RunDir>/<lab>/state.json. Every object is
@@ -81,17 +83,7 @@ func (s *stateFile) update(fn func(*State)) error {
 }
 
 // writeJSON replaces path atomically with v as JSON.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+func writeJSON(path string, v any) error { return jsonfile.Write(path, v, true) }
 
 // ReadState reads the state of lab under runDir ("" means DefaultRunDir).
 func ReadState(runDir, lab string) (*State, error) {

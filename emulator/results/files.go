@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"reef/internal/jsonfile"
 	"reef/units"
 )
 
@@ -46,11 +47,7 @@ func WriteDir(dir string, run *Run) error {
 	for i := range bare.Ports {
 		bare.Ports[i].Samples = nil
 	}
-	b, err := json.MarshalIndent(&bare, "", "  ")
-	if err != nil {
-		return fmt.Errorf("results: %s: %w", RunFile, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, RunFile), append(b, '\n'), 0o644); err != nil {
+	if err := jsonfile.Write(filepath.Join(dir, RunFile), &bare, true); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	if err := writeFile(filepath.Join(dir, FlowsCSV), func(w *rowWriter) { writeFlowRows(w, run.Flows) }); err != nil {
