@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"reef/emulator/plan"
+	"reef/internal/jsonfile"
 	"reef/units"
 )
 
@@ -95,11 +96,10 @@ func (l *Limits) Save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	b, err := json.MarshalIndent(l, "", "  ")
-	if err != nil {
+	if err := jsonfile.Write(path, l, true); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return nil
 }
 
 // Runner runs one trial: the experiment document doc (YAML) on the backend, and

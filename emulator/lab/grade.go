@@ -21,6 +21,7 @@ import (
 	"reef/emulator/analysis"
 	"reef/emulator/expect"
 	"reef/emulator/runner"
+	"reef/internal/jsonfile"
 )
 
 // Statuses of a graded check.
@@ -411,11 +412,7 @@ func (g *Grade) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
-	b, err := json.MarshalIndent(g, "", "  ")
-	if err != nil {
-		return fmt.Errorf("lab: grade.json: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, GradeFile), append(b, '\n'), 0o644); err != nil {
+	if err := jsonfile.Write(filepath.Join(dir, GradeFile), g, true); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
 	page, err := g.HTML()
