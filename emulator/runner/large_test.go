@@ -40,17 +40,24 @@ expectations:
 // takes 4 to 11 minutes, as busy as the machine is (2026-11-28: 266 s wall and 500
 // CPU-s on a quiet machine, 636 s and 1,052 CPU-s later that day, when the k = 4
 // benchmark ran at half its usual speed; whole, on one core, 2,118 CPU-s and about 35
-// minutes), most of it the sim, whose packet-hops cost several times what they do on a
+// minutes; later, with the flows' senders built at their start and the JSON files
+// streamed: 272 s, 507 CPU-s and a peak of 647 MB, where the build before took 301 s,
+// 558 CPU-s and 776 MB, run one after the other), most of it the sim, whose packet-hops cost several times what they do on a
 // k = 4 fabric (BenchmarkFatTreePermutationLarge).
 //
 // Memory (2026-11-28, the same machine, one build after another): the sim holds each
 // frame's headers only (192 bytes, not an MTU's 1,518) and the plan one copy of each
 // route port list, so the peak resident memory at 3 ms of paper time went from 646 MB
 // to 517 MB (headers only) to 323 MB (plan), and at 10 ms from about 1.0 GB to 820 MB,
-// where the heap peaks near 500 MB instead of 808 MB (frames queued and between
-// partitions: 349 MB before, 43 MB now). What still grows with the run's length, at 10
-// ms: the flows (every flow of the run is built up front: senders, receivers, their
-// algorithms and records, about 2.7 KB each, 100 MB for 37,000 flows), the sample
+// where the heap peaked near 500 MB instead of 808 MB (frames queued and between
+// partitions: 349 MB before, 43 MB now). Then (2026-11-28, later): each flow's sender
+// and algorithm are built at its start and let go at its finish (hostd), not built for
+// every flow up front and kept (live heap at its peak 400 → 372 MB); and the run's JSON
+// files are indented on their way to disk (internal/jsonfile) instead of built whole
+// three times over: writing results.json and summary.json (44 and 43 MB) had been the
+// run's peak, 583 MB of heap objects against 372 MB live, now 453 MB, and the peak
+// resident memory went from 852 MB to 644 MB. What still grows with the run's length:
+// each flow's record and receiver (about 1 KB a flow, kept to the end), the sample
 // series (65 MB of port samples, allocated up front, and 32 MB of flow samples), and
 // the fabric's queues as it fills (queue storage 75 MB: Swift's standing queues grow
 // with the flows alive, and the largest web-search flows live for milliseconds; the
