@@ -148,11 +148,10 @@ type flow struct {
 	// another, holds senders only for those in progress. ACKs that arrive for a
 	// finished flow (duplicates of retransmitted packets) are ignored, as by a
 	// transport that closed the connection.
-	snd      *transport.Sender
-	end      *flowEnd
-	started  bool
-	stopped  bool
-	finished bool
+	snd *transport.Sender
+	// end is set once the flow has finished.
+	end              *flowEnd
+	started, stopped bool
 	// ready and timer cache snd.SendReadyAt() (never before Start) and
 	// snd.TimerDeadline(): they change only when the host calls into the sender, so the
 	// NIC's scans over flows read two fields instead of calling into the algorithm.
@@ -471,11 +470,10 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 }
 
 func (h *Host) checkDone(f *flow) {
-	if f.finished {
+	if f.end != nil {
 		return
 	}
 	if done, at := f.snd.Done(); done {
-		f.finished = true
 		h.anyFinished = true
 		alg := f.snd.Alg()
 		f.end = &flowEnd{stats: f.snd.Stats(), cwnd: alg.Window(), rate: alg.Rate(), at: at}

@@ -112,7 +112,7 @@ func (h *Host) fireTimers(due units.Time) {
 	}
 	if h.anyFinished {
 		h.anyFinished = false
-		h.active = slices.DeleteFunc(h.active, func(f *flow) bool { return f.finished })
+		h.active = slices.DeleteFunc(h.active, func(f *flow) bool { return f.end != nil })
 	}
 }
 

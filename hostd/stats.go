@@ -70,7 +70,7 @@ type FlowProgress struct {
 // have not started or that ended samples ago (a run of many short flows has thousands).
 func (h *Host) AppendActiveProgress(dst []FlowProgress, since int) ([]FlowProgress, int) {
 	for _, f := range h.active {
-		if !f.finished { // finished ones are in completions, until the next timer pass drops them
+		if f.end == nil { // finished ones are in completions, until the next timer pass drops them
 			dst = append(dst, f.progress())
 		}
 	}
