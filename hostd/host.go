@@ -150,8 +150,8 @@ type flow struct {
 	// transport that closed the connection.
 	snd *transport.Sender
 	// end is set once the flow has finished.
-	end              *flowEnd
-	started, stopped bool
+	end     *flowEnd
+	stopped bool
 	// ready and timer cache snd.SendReadyAt() (never before Start) and
 	// snd.TimerDeadline(): they change only when the host calls into the sender, so the
 	// NIC's scans over flows read two fields instead of calling into the algorithm.
@@ -169,6 +169,9 @@ type flowEnd struct {
 	rate  units.Rate
 	at    units.Time
 }
+
+// started reports whether the flow has started: it has a sender, or had one.
+func (f *flow) started() bool { return f.snd != nil || f.end != nil }
 
 // refresh recomputes f's cached deadlines after a call into its sender, and lowers
 // the host's bounds over all active flows.

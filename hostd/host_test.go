@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"reef/cc"
-
 	"reef/hostd"
 	"reef/hostd/hosttest"
 	"reef/hostd/transport"

@@ -16,7 +16,6 @@ func (h *Host) runTimers(now units.Time) {
 		if !h.startSender(f) {
 			continue
 		}
-		f.started = true
 		h.refresh(f)
 		h.active = append(h.active, f)
 		if f.spec.Stop != 0 {

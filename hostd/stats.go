@@ -39,7 +39,7 @@ func (h *Host) FlowStats() []FlowStats { return h.AppendFlowStats(nil) }
 func (h *Host) AppendFlowStats(dst []FlowStats) []FlowStats {
 	for _, f := range h.flows {
 		s := FlowStats{ID: f.spec.ID, Name: f.spec.Name, Dst: f.spec.Dst, Size: f.spec.Size, Start: f.spec.Start,
-			Started: f.started, Done: f.end != nil}
+			Started: f.started(), Done: f.end != nil}
 		s.SenderStats, s.Cwnd, s.PacingRate = f.state()
 		if s.Done {
 			s.FCT = f.end.at - f.spec.Start
@@ -83,7 +83,7 @@ func (h *Host) AppendActiveProgress(dst []FlowProgress, since int) ([]FlowProgre
 // progress is f's FlowProgress now.
 func (f *flow) progress() FlowProgress {
 	st, cwnd, rate := f.state()
-	return FlowProgress{ID: f.spec.ID, Started: f.started, Done: f.end != nil,
+	return FlowProgress{ID: f.spec.ID, Started: f.started(), Done: f.end != nil,
 		BytesAcked: st.BytesAcked, Cwnd: cwnd, PacingRate: rate,
 		LastRTT: st.LastRTT, FabricDelay: st.FabricDelay, MPD: st.MPD, Retransmits: st.Retransmits}
 }
