@@ -318,7 +318,7 @@ func (n *Node) deliver(port int, due units.Time, frame []byte, reef int) bool {
 		p.n.sw.Forward(due, p.port, n.sw) // frame is n.sw's last Poll: handed over, not copied
 	case p.n.sw != nil:
 		// A host's frame: the switch takes its storage and the host gets a buffer back.
-		if spare := p.n.sw.ReceiveBuffer(due, p.port, frame); spare != nil {
+		if spare := p.n.sw.ReceiveBuffer(due, p.port, frame, 0); spare != nil {
 			n.h.SwapFrame(spare)
 		}
 	default:

@@ -231,8 +231,9 @@ func (l *cutLink) Fire(now units.Time) {
 		l.from.tap(l.port, c.due, true, c.frame)
 		to.f.arrive(l.from, l.port, c.frame, c.reef)
 		to.tap(l.toPort, c.due, false, c.frame)
-		// The switch keeps c.frame's storage when it can and gives one of its own back.
-		if spare := to.sw.ReceiveBuffer(c.due, l.toPort, c.frame); spare != nil {
+		// The switch keeps c.frame's storage when it can and gives one of its own back;
+		// the sending switch's parse comes with the frame, as over a link in one fabric.
+		if spare := to.sw.ReceiveBuffer(c.due, l.toPort, c.frame, c.reef); spare != nil {
 			l.free = append(l.free, spare)
 		} else {
 			l.free = append(l.free, c.frame)

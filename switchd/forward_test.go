@@ -8,18 +8,28 @@ import (
 	"reef/units"
 )
 
-// Two switches back to back, a's port 1 to b's port 0, with a burst that queues at both:
-// handing frames over with Forward gives b exactly the frames, times and counters that
-// copying them with Receive does, and a keeps working with the buffers it got back;
-// so it does when the two share a pool, every buffer free again at the end.
+// Two switches back to back, a's port 1 to b's port 0, with a burst that queues at both
+// and mpd INT stamping at both: handing frames over with Forward gives b exactly the
+// frames, times and counters that copying them with Receive does, and a keeps working
+// with the buffers it got back; so it does when the two share a pool, every buffer free
+// again at the end, and when a's frames are taken from it (TakeLent) and given to b with
+// the parse a's pipeline made (ReceiveBuffer with Out.Reef), as the sim's cut links do.
 func TestForwardEqualsReceive(t *testing.T) {
 	type hop struct {
 		port  int
 		due   units.Time
 		frame []byte
 	}
-	pass := func(forward, shared bool) ([]hop, []PortStats, []PortStats) {
-		a, b := mustNew(t, testConfig(3)), mustNew(t, testConfig(3))
+	const (
+		copying = iota
+		forward
+		handOver
+	)
+	cfg := testConfig(3)
+	cfg.INT = INTConfig{Mode: INTMPD, MPDUnit: units.Microsecond}
+	pass := func(mode int, shared bool) ([]hop, []PortStats, []PortStats) {
+		a, b := mustNew(t, cfg), mustNew(t, cfg)
+		var spare []byte
 		if shared {
 			if !b.SharePool(a) || a.pool != b.pool {
 				t.Fatal("two idle switches with equal buffers did not share a pool")
@@ -43,9 +53,14 @@ func TestForwardEqualsReceive(t *testing.T) {
 					if !ok {
 						break
 					}
-					if forward {
+					switch mode {
+					case forward:
 						b.Forward(o.Due, 0, a)
-					} else {
+					case handOver:
+						if back := b.ReceiveBuffer(o.Due, 0, a.TakeLent(spare), o.Reef); back != nil {
+							spare = back
+						}
+					default:
 						b.Receive(o.Due, 0, o.Frame)
 					}
 				}
@@ -60,17 +75,20 @@ func TestForwardEqualsReceive(t *testing.T) {
 		}
 		return out, a.Stats(), b.Stats()
 	}
-	want, wa, wb := pass(false, false)
+	want, wa, wb := pass(copying, false)
 	if len(want) != 120 {
 		t.Fatalf("copying: %d frames through both switches, want 120", len(want))
 	}
-	for _, shared := range []bool{false, true} {
-		got, ga, gb := pass(true, shared)
+	for _, c := range []struct {
+		mode   int
+		shared bool
+	}{{forward, false}, {forward, true}, {handOver, false}} {
+		got, ga, gb := pass(c.mode, c.shared)
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("forwarding (shared pool %v) delivered %d frames unlike copying's %d", shared, len(got), len(want))
+			t.Fatalf("mode %d (shared pool %v) delivered %d frames unlike copying's %d", c.mode, c.shared, len(got), len(want))
 		}
 		if !reflect.DeepEqual(ga, wa) || !reflect.DeepEqual(gb, wb) {
-			t.Errorf("counters differ (shared pool %v):\nforward %+v %+v\ncopy    %+v %+v", shared, ga, gb, wa, wb)
+			t.Errorf("counters differ (mode %d, shared pool %v):\ngot  %+v %+v\ncopy %+v %+v", c.mode, c.shared, ga, gb, wa, wb)
 		}
 	}
 }
@@ -147,12 +165,12 @@ func TestReceiveBuffer(t *testing.T) {
 	frame := pk{dst: hostAddr(1, 1), size: 300}.build(t)
 
 	small := bytes.Clone(frame) // capacity 300: copied
-	spare := s.ReceiveBuffer(0, 0, small)
+	spare := s.ReceiveBuffer(0, 0, small, 0)
 	if spare == nil || cap(spare) != s.pool.size {
 		t.Fatalf("copying: got back %d bytes of storage, want %d", cap(spare), s.pool.size)
 	}
 	big := append(spare[:0], frame...) // the switch's own size: kept
-	spare2 := s.ReceiveBuffer(units.Microsecond, 0, big)
+	spare2 := s.ReceiveBuffer(units.Microsecond, 0, big, 0)
 	if spare2 == nil || cap(spare2) != s.pool.size || &spare2[0] == &big[0] {
 		t.Fatal("keeping: no storage of the switch's size back, or the frame's own")
 	}
@@ -172,7 +190,7 @@ func TestReceiveBuffer(t *testing.T) {
 	if !bytes.Equal(outs[0], outs[1]) || len(outs[1]) != len(frame) {
 		t.Fatal("the kept frame differs from the copied one")
 	}
-	if s.ReceiveBuffer(0, 7, spare2) != nil {
+	if s.ReceiveBuffer(0, 7, spare2, 0) != nil {
 		t.Fatal("a frame for a port the switch does not have gave storage back")
 	}
 }

@@ -298,8 +298,11 @@ func (s *Switch) TakeLent(spare []byte) []byte {
 // frame the switch accepts, the switch keeps the storage instead of copying the bytes.
 // Either way it returns storage of that capacity for the caller to use in frame's place
 // (one of its free buffers, or a new one the first time), or nil when it dropped the
-// frame and frame stays the caller's.
-func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
+// frame and frame stays the caller's. reef is the Out.Reef another switch's Poll gave
+// the frame (0: none, or not from a switch): a frame with one is IPv4 that switch's
+// pipeline parsed and checksummed, as Forward hands over, and is not parsed again (the
+// sim's cut links between partitions carry it).
+func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte, reef int) []byte {
 	n := s.frameLen(frame)
 	b, ok := s.admit(port, n)
 	if !ok {
@@ -312,7 +315,7 @@ func (s *Switch) ReceiveBuffer(now units.Time, port int, frame []byte) []byte {
 	} else {
 		s.pool.bufs[b] = frame[:s.pool.size:s.pool.size]
 	}
-	s.enter(now, port, b, n, false, 0)
+	s.enter(now, port, b, n, reef != 0, int16(reef))
 	return spare
 }
 
