@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -422,5 +423,31 @@ func TestDriverSpinIsNoStall(t *testing.T) {
 	}
 	if st := drv.Stats(); st.Stalls != 0 {
 		t.Errorf("%d stalls counted for a node polled at its deadlines with Spin (%d ticks)", st.Stalls, node.ticks)
+	}
+}
+
+// A port whose set-up fails once its socket is open (here its ring: slots larger than
+// the kernel allows) returns the error and closes the socket; it used to dereference
+// the nil port its failing return had just set.
+func TestOpenPortFailsCleanly(t *testing.T) {
+	needRoot(t)
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	before := fds()
+	p, err := OpenPort("lo", PortOptions{MTU: 1 << 30})
+	if err == nil {
+		p.Close()
+		t.Fatal("opened lo with 1 GB slots")
+	}
+	if !strings.Contains(err.Error(), "PACKET_RX_RING") {
+		t.Errorf("error %q does not say which step failed", err)
+	}
+	if after := fds(); after != before {
+		t.Errorf("%d open files after the failure, %d before: the socket leaked", after, before)
 	}
 }

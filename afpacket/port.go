@@ -165,13 +165,13 @@ func OpenPort(name string, o PortOptions) (p *Port, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("afpacket: port %s: socket: %w", name, err)
 	}
-	p = &Port{Name: name, Index: ifi.Index, fd: fd}
+	port := &Port{Name: name, Index: ifi.Index, fd: fd}
 	defer func() {
 		if err != nil {
-			p.Close()
-			p = nil
+			port.Close() // not p: the failing return has set it to nil
 		}
 	}()
+	p = port
 	wrap := func(what string, e error) error { return fmt.Errorf("afpacket: port %s: %s: %w", name, what, e) }
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
 		return nil, wrap("PACKET_VERSION", err)
