@@ -149,6 +149,14 @@ var checkNext func(*Switch)
 
 // recomputeNext recomputes the shares of the ports touched since the last call (every
 // port's on switches with more than 64), then the minimum over the ports.
+//
+// The minimum is a branch-free scan of every port's share, once per event (1.9 a
+// packet-hop). A tournament tree over the shares, each touched port re-joining its path
+// to the root, was measured against it (2026-11-29, cachegrind): on the k = 4
+// permutation (4 ports a switch) 3,546 → 3,623 instructions a packet-hop, on the k = 16
+// one (16 ports) 12% fewer instructions in this code but barely fewer in all. About
+// two ports are touched per call, and a join costs several times a scan's step: the
+// scan stays.
 func (s *Switch) recomputeNext() {
 	pn := s.pn
 	if len(pn) > 64 {

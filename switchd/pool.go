@@ -5,6 +5,13 @@ package switchd
 // at least 64 buffers) only when a burst holds more frames than any before, up to limit
 // buffers. In steady state get and put allocate nothing. Switches driven by one
 // goroutine may share a pool (Switch.SharePool).
+//
+// A buffer is found through the table of every buffer's slice, which lets a buffer's
+// storage be exchanged (Forward between pools, TakeLent, ReceiveBuffer) instead of its
+// bytes copied. Fixed slabs of 64 buffers, a buffer's storage computed from its index
+// (no table read, which misses in a large fabric's pools) and copies for those
+// exchanges, were measured (2026-11-29): 1.4% more instructions a packet-hop on the
+// k = 4 permutation, and no difference beyond the noise on the k = 16 web-search run.
 type pool struct {
 	size    int      // bytes per buffer: the largest frame the switch accepts
 	bufs    [][]byte // every buffer, by index
