@@ -194,10 +194,30 @@ type rxKey struct {
 	id  uint32
 }
 
+// rxEntry is the receiving side of one flow, for the whole run: its Receiver while the
+// flow has data arriving or an ACK to send, its Closed state once it is complete and
+// acknowledged (rcv nil), reopened if a late duplicate comes.
 type rxEntry struct {
 	key    rxKey
 	rcv    *transport.Receiver
+	closed transport.Closed
 	queued bool
+}
+
+// stats returns the entry's receiver counters, open or closed.
+func (e *rxEntry) stats() transport.ReceiverStats {
+	if e.rcv == nil {
+		return e.closed.Stats()
+	}
+	return e.rcv.Stats()
+}
+
+// close drops the entry's Receiver, keeping its Closed state, if its flow is complete
+// and acknowledged.
+func (e *rxEntry) close() {
+	if c, ok := e.rcv.Close(); ok {
+		e.closed, e.rcv = c, nil
+	}
 }
 
 // Host is the pure host core. Not safe for concurrent use.
@@ -451,6 +471,9 @@ func (h *Host) Receive(now units.Time, port int, frame []byte) {
 			e = &rxEntry{key: k, rcv: transport.NewReceiver(id, addrs)}
 			h.rx[k] = e
 			h.rxAll = append(h.rxAll, e)
+		}
+		if e.rcv == nil {
+			e.rcv = e.closed.Reopen() // a late duplicate
 		}
 		e.rcv.HandlePacket(now, v)
 		if !e.queued && e.rcv.NextDeadline() != units.Never {

@@ -212,6 +212,7 @@ func (h *Host) startNext(now units.Time) {
 		if e.rcv.NextDeadline() == units.Never {
 			e.queued = false
 			h.ackQ = append(h.ackQ[:ackIdx], h.ackQ[ackIdx+1:]...)
+			e.close()
 		}
 		if ok {
 			h.hold(ackAt, tx.Len)

@@ -116,7 +116,7 @@ func (h *Host) Skew() hist.Summary {
 func (h *Host) ReceiverStats() []ReceiverStats {
 	out := make([]ReceiverStats, 0, len(h.rxAll))
 	for _, e := range h.rxAll {
-		out = append(out, ReceiverStats{Src: netip.AddrFrom4(e.key.src), ID: e.key.id, ReceiverStats: e.rcv.Stats()})
+		out = append(out, ReceiverStats{Src: netip.AddrFrom4(e.key.src), ID: e.key.id, ReceiverStats: e.stats()})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -528,5 +529,107 @@ func TestSharedScratch(t *testing.T) {
 	}
 	if own.stats[0].Retransmits == 0 || own.lost[0] == 0 {
 		t.Errorf("the script should make each flow retransmit: %+v, lost %d", own.stats[0], own.lost[0])
+	}
+}
+
+// A receiver closed once its flow is complete and acknowledged, and reopened when late
+// duplicates come (plain, marked CE, with INT hop records), answers them with the same
+// ACKs and CNPs, byte for byte, and the same counters as one kept open; it cannot be
+// closed while its flow is incomplete or an ACK is pending.
+func TestReceiverClosedAnswersLikeOpen(t *testing.T) {
+	data := func(seq uint64, fin, ce bool, hops int) []byte {
+		h := wire.Header{Type: wire.TypeData, FlowID: 9, Seq: seq, TS: 1000 * int64(seq+1), PayloadLen: 1000,
+			Ack: encodeRx(AckPolicy{Every: 2, Delay: 3 * units.Microsecond}, 20*units.Microsecond), Inflight: 4000}
+		if fin {
+			h.Flags |= wire.FlagFin
+		}
+		if hops > 0 {
+			h.Flags |= wire.FlagINT
+			h.HopCap = uint8(hops)
+		}
+		buf := make([]byte, 2000)
+		n, err := wire.BuildTruncated(buf, wire.Addrs{Src: addrA, Dst: addrB, SrcPort: 7}, wire.ECT0, &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := wire.Classify(buf[:n])
+		for i := range hops {
+			v.PushHop(wire.Hop{TS: int64(seq)*10 + int64(i), QLen: 100 * uint32(seq+1), TxBytes: 5000})
+		}
+		if ce {
+			v.SetCE()
+		}
+		v.DecTTL()
+		return buf[:n]
+	}
+	type step struct {
+		at    units.Time
+		frame []byte
+	}
+	// CNPs go at most every 20 µs: the flow's last one (at 15 µs) holds back the first
+	// late CE mark (at 30 µs), not the next (at 51 µs).
+	flow := []step{{1000, data(0, false, false, 0)}, {2000, data(2, false, false, 1)}, {3000, data(1, false, false, 0)},
+		{15_000, data(3, true, true, 0)}}
+	late := []step{{30_000, data(2, false, true, 2)}, {51_000, data(3, true, true, 1)},
+		{52_000, data(1, false, true, 0)}, {90_000, data(0, false, false, 2)}}
+
+	// run feeds steps to r, polling for frames every 500 ns up to the next step, and
+	// returns every frame r sent, in order.
+	run := func(r *Receiver, steps []step, end units.Time) [][]byte {
+		var out [][]byte
+		buf := make([]byte, 2000)
+		for i, s := range steps {
+			v, _ := wire.Classify(s.frame)
+			r.HandlePacket(s.at, v)
+			next := end
+			if i+1 < len(steps) {
+				next = steps[i+1].at
+			}
+			for now := s.at; now < next; now += 500 {
+				for {
+					tx, ok := r.PollTransmit(now, buf)
+					if !ok {
+						break
+					}
+					out = append(out, append([]byte(nil), buf[:tx.Len]...))
+				}
+			}
+		}
+		return out
+	}
+	addrs := wire.Addrs{Src: addrB, Dst: addrA, SrcPort: 7}
+	open, toClose := NewReceiver(9, addrs), NewReceiver(9, addrs)
+	v, _ := wire.Classify(flow[0].frame)
+	toClose.HandlePacket(flow[0].at, v)
+	if _, ok := toClose.Close(); ok {
+		t.Fatal("closed a receiver with an incomplete flow and an ACK pending")
+	}
+	toClose = NewReceiver(9, addrs)
+	wantFlow, gotFlow := run(open, flow, 40_000), run(toClose, flow, 40_000)
+	if !reflect.DeepEqual(gotFlow, wantFlow) || len(wantFlow) == 0 {
+		t.Fatalf("the two receivers answered the flow differently (%d and %d frames)", len(gotFlow), len(wantFlow))
+	}
+	c, ok := toClose.Close()
+	if !ok {
+		t.Fatal("a complete, acknowledged receiver did not close")
+	}
+	reopened := c.Reopen()
+	if c.Stats() != open.Stats() {
+		t.Fatalf("closed stats %+v, open %+v", c.Stats(), open.Stats())
+	}
+	want, got := run(open, late, 200_000), run(reopened, late, 200_000)
+	if len(want) < len(late) {
+		t.Fatalf("the open receiver sent %d frames for %d duplicates", len(want), len(late))
+	}
+	for i := range max(len(want), len(got)) {
+		if i >= len(want) || i >= len(got) || !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("frame %d differs after reopening (%d frames, open %d)", i, len(got), len(want))
+		}
+	}
+	if reopened.Stats() != open.Stats() {
+		t.Fatalf("after the duplicates: reopened stats %+v, open %+v", reopened.Stats(), open.Stats())
+	}
+	if st := open.Stats(); st.Duplicates != 4 || st.CNPsSent != 2 {
+		t.Fatalf("the script exercised too little: %+v (want 4 duplicates and 2 CNPs)", st)
 	}
 }
