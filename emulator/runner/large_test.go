@@ -23,8 +23,10 @@ const websearchK16 = "../../experiments/examples/websearch-k16.yaml"
 // benchmark ran at half its usual speed; whole, on one core, 2,118 CPU-s and about 35
 // minutes; later, with the flows' senders built at their start and the JSON files
 // streamed: 272 s, 507 CPU-s and a peak of 647 MB, where the build before took 301 s,
-// 558 CPU-s and 776 MB, run one after the other), most of it the sim, whose packet-hops cost several times what they do on a
-// k = 4 fabric (BenchmarkFatTreePermutationLarge).
+// 558 CPU-s and 776 MB, run one after the other; 2026-11-29, on a slower day for the
+// machine, 357 s and 650 CPU-s, then 376 s and 681 CPU-s with the receivers of finished
+// flows closed), most of it the sim, whose packet-hops cost several times what they do
+// on a k = 4 fabric (BenchmarkFatTreePermutationLarge).
 //
 // Memory (2026-11-28, the same machine, one build after another): the sim holds each
 // frame's headers only (192 bytes, not an MTU's 1,518) and the plan one copy of each
@@ -37,8 +39,11 @@ const websearchK16 = "../../experiments/examples/websearch-k16.yaml"
 // files are indented on their way to disk (internal/jsonfile) instead of built whole
 // three times over: writing results.json and summary.json (44 and 43 MB) had been the
 // run's peak, 583 MB of heap objects against 372 MB live, now 453 MB, and the peak
-// resident memory went from 852 MB to 644 MB. What still grows with the run's length:
-// each flow's record and receiver (about 1 KB a flow, kept to the end), the sample
+// resident memory went from 852 MB to 644 MB. Then (2026-11-29): a receiver closes once
+// its flow is complete and acknowledged (hostd; 800 of its bytes let go, reopened for a
+// late duplicate): peak resident memory 633 → 585 MB. What still grows with the run's
+// length: each flow's record and closed receiver (about 520 bytes a flow, sender and
+// receiver side together, against 1,355 with receivers kept open), the sample
 // series (65 MB of port samples, allocated up front, and 32 MB of flow samples), and
 // the fabric's queues as it fills (queue storage 75 MB: Swift's standing queues grow
 // with the flows alive, and the largest web-search flows live for milliseconds; the
