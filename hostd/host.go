@@ -195,12 +195,12 @@ type rxKey struct {
 }
 
 // rxEntry is the receiving side of one flow, for the whole run: its Receiver while the
-// flow has data arriving or an ACK to send, its Closed state once it is complete and
+// flow has data arriving or an ACK to send, its ClosedReceiver once it is complete and
 // acknowledged (rcv nil), reopened if a late duplicate comes.
 type rxEntry struct {
 	key    rxKey
 	rcv    *transport.Receiver
-	closed transport.Closed
+	closed transport.ClosedReceiver
 	queued bool
 }
 
@@ -212,7 +212,7 @@ func (e *rxEntry) stats() transport.ReceiverStats {
 	return e.rcv.Stats()
 }
 
-// close drops the entry's Receiver, keeping its Closed state, if its flow is complete
+// close drops the entry's Receiver, keeping a ClosedReceiver, if its flow is complete
 // and acknowledged.
 func (e *rxEntry) close() {
 	if c, ok := e.rcv.Close(); ok {

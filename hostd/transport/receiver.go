@@ -272,12 +272,12 @@ func (r *Receiver) sendCNP(now units.Time, buf []byte) (Transmit, bool) {
 	return Transmit{Len: n, Ack: true, Seq: r.cnpSeq}, true
 }
 
-// Closed is a Receiver whose flow is complete and acknowledged, reduced to what answers
-// a late duplicate: a host keeps the receiving side of every flow it was sent for the
-// whole run (a retransmission may still come), and a complete one needs a fourth of a
-// Receiver's memory. Reopen rebuilds the Receiver, which then handles the duplicate
-// exactly as the Receiver it was closed from would have.
-type Closed struct {
+// ClosedReceiver is a Receiver whose flow is complete and acknowledged, reduced to what
+// answers a late duplicate: a host keeps the receiving side of every flow it was sent
+// for the whole run (a retransmission may still come), and a complete one needs a
+// fourth of a Receiver's memory. Reopen rebuilds the Receiver, which then handles the
+// duplicate exactly as the Receiver it was closed from would have.
+type ClosedReceiver struct {
 	flowID         uint32
 	addrs          wire.Addrs
 	rcvNxt, finSeq uint64
@@ -286,19 +286,19 @@ type Closed struct {
 	stats          ReceiverStats
 }
 
-// Close returns r reduced to its Closed state, and false when r still holds more: its
+// Close returns r reduced to a ClosedReceiver, and false when r still holds more: its
 // flow is not complete (Done), or an ACK or a CNP is pending.
-func (r *Receiver) Close() (Closed, bool) {
+func (r *Receiver) Close() (ClosedReceiver, bool) {
 	if !r.stats.Done || r.pending || r.cnpPending || r.count != 0 || len(r.ranges) != 0 {
-		return Closed{}, false
+		return ClosedReceiver{}, false
 	}
-	return Closed{flowID: r.flowID, addrs: r.addrs, rcvNxt: r.rcvNxt, finSeq: r.finSeq,
+	return ClosedReceiver{flowID: r.flowID, addrs: r.addrs, rcvNxt: r.rcvNxt, finSeq: r.finSeq,
 		cnpSent: r.cnpSent, cnpLast: r.cnpLast, stats: r.stats}, true
 }
 
 // Reopen rebuilds the Receiver c was closed from. What c leaves out, the last packet's
 // echoes and hop records, the next packet overwrites before any ACK reads them.
-func (c *Closed) Reopen() *Receiver {
+func (c *ClosedReceiver) Reopen() *Receiver {
 	r := NewReceiver(c.flowID, c.addrs)
 	r.rcvNxt, r.finSeq, r.hasFin = c.rcvNxt, c.finSeq, true
 	r.cnpSent, r.cnpLast = c.cnpSent, c.cnpLast
@@ -307,4 +307,4 @@ func (c *Closed) Reopen() *Receiver {
 }
 
 // Stats returns the counters of the Receiver c was closed from.
-func (c *Closed) Stats() ReceiverStats { return c.stats }
+func (c *ClosedReceiver) Stats() ReceiverStats { return c.stats }
