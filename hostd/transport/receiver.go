@@ -289,7 +289,9 @@ type ClosedReceiver struct {
 // Close returns r reduced to a ClosedReceiver, and false when r still holds more: its
 // flow is not complete (Done), or an ACK or a CNP is pending.
 func (r *Receiver) Close() (ClosedReceiver, bool) {
-	if !r.stats.Done || r.pending || r.cnpPending || r.count != 0 || len(r.ranges) != 0 {
+	// No ACK pending means no packet counted towards one: HandlePacket raises count and
+	// sets pending together, PollTransmit clears both.
+	if !r.stats.Done || r.pending || r.cnpPending || len(r.ranges) != 0 {
 		return ClosedReceiver{}, false
 	}
 	return ClosedReceiver{flowID: r.flowID, addrs: r.addrs, rcvNxt: r.rcvNxt, finSeq: r.finSeq,
